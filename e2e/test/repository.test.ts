@@ -1,0 +1,60 @@
+/**
+ * No Docker engine runs on these machines, so the compose file and Dockerfile are
+ * checked statically: they parse, and every file they name exists in the repository.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+describe('docker-compose.yml', () => {
+  const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as {
+    services: Record<string, { build: { context: string; dockerfile: string }; ports: string[]; volumes: string[] }>;
+    volumes: Record<string, unknown>;
+  };
+  const service = compose.services.sammy!;
+
+  test('parses and builds the repository Dockerfile on port 8080', () => {
+    expect(existsSync(join(root, service.build.context, service.build.dockerfile))).toBe(true);
+    expect(service.ports).toContain('8080:8080');
+  });
+
+  test('the media volume it mounts is declared', () => {
+    const [name] = service.volumes[0]!.split(':');
+    expect(Object.keys(compose.volumes)).toContain(name);
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+
+  test('builds on node:20-bookworm-slim with Debian ffmpeg', () => {
+    expect(dockerfile).toMatch(/^FROM node:20-bookworm-slim$/m);
+    expect(dockerfile).toMatch(/apt-get install[^\n]*\bffmpeg\b/);
+  });
+
+  test('every file it copies exists', () => {
+    const copies = [...dockerfile.matchAll(/^COPY (.+) \S+$/gm)].flatMap((m) => m[1]!.split(/\s+/)).filter((p) => p !== '.');
+    expect(copies.length).toBeGreaterThan(3);
+    for (const path of copies) expect(existsSync(join(root, path))).toBe(true);
+  });
+
+  test('starts with the same script as npm start', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const cmd = /^CMD \[(.*)\]$/m.exec(dockerfile)![1]!;
+    const script = JSON.parse(`[${cmd}]`)[1] as string;
+    expect(pkg.scripts.start).toContain(script);
+    expect(existsSync(join(root, script))).toBe(true);
+  });
+});
+
+describe('.ci/run', () => {
+  test('installs the system packages and runs the README test command', () => {
+    const ci = readFileSync(join(root, '.ci', 'run'), 'utf8');
+    for (const pkg of ['ffmpeg', 'chromium', 'iproute2', 'tcpdump', 'iputils-ping']) expect(ci).toContain(pkg);
+    expect(ci).toMatch(/^npm ci/m);
+    expect(ci).toMatch(/^npm test$/m);
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * Runs the real encoder CLI with the real ffmpeg. Skipped, with the reason printed,
+ * only where ffmpeg is not installed (CI installs it).
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readMpdRepresentations } from '../src/encode.js';
+import { parseSegmentsSidecar } from '../src/sidecar.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const cli = join(here, '..', 'src', 'cli.ts');
+const tsx = createRequire(import.meta.url).resolve('tsx/cli');
+const hasFfmpeg = spawnSync('ffmpeg', ['-version'], { stdio: 'ignore' }).status === 0;
+if (!hasFfmpeg) console.warn('SKIP encoder integration tests: ffmpeg is not installed (sudo apt-get install -y ffmpeg)');
+const describeWithFfmpeg = hasFfmpeg ? describe : describe.skip;
+
+function encode(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const run = spawnSync(process.execPath, [tsx, cli, ...args], { encoding: 'utf8', env, timeout: 180_000 });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** The error line the CLI printed, with the progress lines filtered out. */
+function errorLines(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => l.startsWith('encode: error:'));
+}
+
+function leftovers(parent: string): string[] {
+  return existsSync(parent) ? readdirSync(parent) : [];
+}
+
+describeWithFfmpeg('encode --synthetic 8 with the lab ladder', () => {
+  const parent = mkdtempSync(join(tmpdir(), 'encode-'));
+  const out = join(parent, 'ladder');
+  let run: ReturnType<typeof encode>;
+
+  beforeAll(() => {
+    run = encode(['--synthetic', '8', '--out', out]);
+  }, 200_000);
+
+  test('exits 0, reports progress and the real-time factor', () => {
+    expect(run.stderr).toMatch(/encode (\d+)%|\] +\d+%/);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/5 video rungs x 4 segments.*x real time/);
+  });
+
+  test('manifest.mpd has at least 5 video Representations with SegmentTemplate', () => {
+    const mpd = readFileSync(join(out, 'manifest.mpd'), 'utf8');
+    expect(mpd).toContain('<SegmentTemplate');
+    const video = readMpdRepresentations(mpd).filter((r) => r.contentType === 'video');
+    expect(video.length).toBeGreaterThanOrEqual(5);
+    expect(Math.max(...video.map((r) => r.bandwidth))).toBe(1_050_000);
+  });
+
+  test('segments.json matches the MPD and the files on disk', () => {
+    const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
+    const mpdVideo = readMpdRepresentations(readFileSync(join(out, 'manifest.mpd'), 'utf8')).filter((r) => r.contentType === 'video');
+    expect(sidecar.segmentDurationS).toBe(2);
+    expect(sidecar.representations.map((r) => [r.id, r.bitrateKbps])).toEqual(mpdVideo.map((r) => [r.id, r.bandwidth / 1000]));
+    const counts = new Set(sidecar.representations.map((r) => r.segmentSizesBytes.length));
+    expect([...counts]).toEqual([4]);
+    for (const rep of sidecar.representations) {
+      const onDisk = rep.segmentSizesBytes.map((_, k) => statSync(join(out, `chunk-${rep.id}-${String(k + 1).padStart(5, '0')}.m4s`)).size);
+      expect(rep.segmentSizesBytes).toEqual(onDisk);
+      expect(existsSync(join(out, `chunk-${rep.id}-00005.m4s`))).toBe(false);
+      expect(rep.ssim).toHaveLength(4);
+      for (const s of rep.ssim) expect(s).toBeGreaterThan(0.3);
+    }
+  });
+
+  test("each rung's measured mean bitrate is within 25% of its declared bitrate", () => {
+    const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
+    const durationS = sidecar.segmentDurationS * sidecar.representations[0]!.segmentSizesBytes.length;
+    for (const rep of sidecar.representations) {
+      const measuredKbps = (rep.segmentSizesBytes.reduce((a, b) => a + b, 0) * 8) / durationS / 1000;
+      expect(Math.abs(measuredKbps / rep.bitrateKbps - 1)).toBeLessThan(0.25);
+    }
+  });
+
+  test('higher rungs score higher mean SSIM', () => {
+    const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
+    const means = sidecar.representations.map((r) => r.meanSsim);
+    expect(means[means.length - 1]!).toBeGreaterThan(means[0]!);
+  });
+
+  test('every segment starts with a keyframe (aligned segment boundaries)', () => {
+    const rep = '4';
+    const files = [join(out, `init-${rep}.m4s`), ...[1, 2, 3, 4].map((k) => join(out, `chunk-${rep}-0000${k}.m4s`))];
+    const probe = spawnSync(
+      'ffprobe',
+      ['-v', 'error', '-select_streams', 'v', '-show_entries', 'frame=key_frame,pts_time', '-of', 'csv=p=0', `concat:${files.join('|')}`],
+      { encoding: 'utf8' },
+    );
+    const keyTimes = probe.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split(','))
+      .filter(([key]) => key === '1')
+      .map(([, t]) => Math.round(Number(t)));
+    expect(keyTimes).toEqual([0, 2, 4, 6]);
+  });
+
+  test('no partial folder is left beside the ladder', () => {
+    expect(leftovers(parent)).toEqual(['ladder']);
+  });
+});
+
+describeWithFfmpeg('encoder errors: one clear line, non-zero exit, no ladder left behind', () => {
+  const parent = mkdtempSync(join(tmpdir(), 'encode-err-'));
+
+  test('missing input', () => {
+    const run = encode(['--input', join(parent, 'nope.mp4'), '--out', join(parent, 'a')]);
+    expect(run.status).not.toBe(0);
+    expect(errorLines(run.stderr)).toEqual([`encode: error: input file not found: ${join(parent, 'nope.mp4')}`]);
+    expect(existsSync(join(parent, 'a'))).toBe(false);
+  }, 60_000);
+
+  test('a text file as input', () => {
+    const text = join(parent, 'notes.txt');
+    writeFileSync(text, 'this is not a video\n');
+    const run = encode(['--input', text, '--out', join(parent, 'b')]);
+    expect(run.status).not.toBe(0);
+    const lines = errorLines(run.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/notes\.txt is not a video file/);
+    expect(existsSync(join(parent, 'b'))).toBe(false);
+  }, 60_000);
+
+  test('an unwritable output folder', () => {
+    // Root may write anywhere, so make the output's parent a regular file (ENOTDIR);
+    // without root, a read-only folder is also tried.
+    const blocker = join(parent, 'file-not-folder');
+    writeFileSync(blocker, '');
+    const targets = [join(blocker, 'ladder')];
+    if (process.getuid?.() !== 0) {
+      const ro = join(parent, 'read-only');
+      spawnSync('mkdir', [ro]);
+      chmodSync(ro, 0o555);
+      targets.push(join(ro, 'ladder'));
+    }
+    for (const target of targets) {
+      const run = encode(['--synthetic', '4', '--out', target]);
+      expect(run.status).not.toBe(0);
+      const lines = errorLines(run.stderr);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/cannot write to output folder/);
+      expect(existsSync(target)).toBe(false);
+    }
+  }, 60_000);
+
+  test('ffmpeg missing from PATH names the install command', () => {
+    const run = encode(['--synthetic', '4', '--out', join(parent, 'c')], { ...process.env, PATH: '/nonexistent' });
+    expect(run.status).not.toBe(0);
+    expect(errorLines(run.stderr)).toEqual(['encode: error: ffmpeg was not found on PATH; install it with: sudo apt-get install -y ffmpeg']);
+    expect(existsSync(join(parent, 'c'))).toBe(false);
+  }, 60_000);
+
+  test('a folder that is not a ladder is never overwritten', () => {
+    const other = join(parent, 'photos');
+    spawnSync('mkdir', [other]);
+    writeFileSync(join(other, 'holiday.jpg'), 'x');
+    const run = encode(['--synthetic', '4', '--out', other]);
+    expect(run.status).not.toBe(0);
+    expect(errorLines(run.stderr)[0]).toMatch(/is not empty and holds no ladder/);
+    expect(readdirSync(other)).toEqual(['holiday.jpg']);
+  }, 60_000);
+
+  test('bad arguments exit 2 with usage', () => {
+    const run = encode(['--synthetic', 'ten', '--out', join(parent, 'd')]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/--synthetic takes a number of seconds/);
+  }, 60_000);
+
+  test('nothing but the test fixtures is left in the parent folder', () => {
+    expect(leftovers(parent).sort()).toEqual(['file-not-folder', 'notes.txt', 'photos', ...(process.getuid?.() !== 0 ? ['read-only'] : [])].sort());
+  });
+});

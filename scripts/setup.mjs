@@ -1,0 +1,76 @@
+// Installs what `npm start` and `npm test` need on a fresh Debian/Ubuntu machine, or
+// says exactly what to install. Plain Node (no dependencies): it runs before `npm ci`.
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Debian package -> a command it provides, to tell whether it is installed. */
+export const APT_PACKAGES = {
+  ffmpeg: 'ffmpeg',
+  chromium: 'chromium',
+  iproute2: 'ip',
+  tcpdump: 'tcpdump',
+  'iputils-ping': 'ping',
+};
+
+export function say(line) {
+  process.stderr.write(`sammy: ${line}\n`);
+}
+
+export function run(cmd, args, opts = {}) {
+  const res = spawnSync(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
+  if (res.error) throw res.error;
+  return res.status ?? 1;
+}
+
+export function hasCommand(cmd) {
+  const res = spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+  return res.status === 0;
+}
+
+export function isRoot() {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+export function checkNodeVersion() {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < 20 || (major === 20 && minor < 19)) {
+    say(`Node ${process.versions.node} is too old: Sammy needs Node >= 20.19 (https://nodejs.org or your distribution's nodejs package).`);
+    process.exit(1);
+  }
+}
+
+/** Runs `npm ci` when node_modules is missing or older than package-lock.json. */
+export function ensureNpmDependencies() {
+  const marker = join(ROOT, 'node_modules', '.package-lock.json');
+  const lock = join(ROOT, 'package-lock.json');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  say('installing npm dependencies (npm ci)...');
+  if (run('npm', ['ci', '--no-audit', '--no-fund']) !== 0) {
+    say('npm ci failed; see the output above.');
+    process.exit(1);
+  }
+}
+
+/**
+ * Installs the missing Debian packages with apt-get when running as root on a
+ * Debian-like system; otherwise prints the exact command. Returns the packages
+ * still missing afterwards.
+ */
+export function ensureAptPackages(packages) {
+  const missing = packages.filter((p) => !hasCommand(APT_PACKAGES[p] ?? p));
+  if (missing.length === 0) return [];
+  const command = `apt-get install -y --no-install-recommends ${missing.join(' ')}`;
+  if (isRoot() && hasCommand('apt-get')) {
+    say(`installing ${missing.join(', ')} with apt-get...`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    run('apt-get', ['update', '-qq'], { env });
+    run('sh', ['-c', command], { env });
+  } else {
+    say(`missing ${missing.join(', ')}: install with: sudo ${command}`);
+  }
+  return packages.filter((p) => !hasCommand(APT_PACKAGES[p] ?? p));
+}

@@ -1,0 +1,36 @@
+// `npm start`: the local demo on a fresh machine. Installs what is missing (or says
+// exactly what to install), encodes the sample ladder once into media/, builds the
+// player, starts the server and prints the URL.
+//
+//   npm start -- [--port 8080] [--host 127.0.0.1] [--media DIR] [--seconds 60] [--ladder lab|hd|FILE]
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { checkNodeVersion, ensureAptPackages, ensureNpmDependencies, ROOT, run, say } from './setup.mjs';
+
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string', default: process.env.PORT ?? '8080' },
+    host: { type: 'string', default: process.env.HOST ?? '127.0.0.1' },
+    media: { type: 'string', default: join(ROOT, 'media') },
+    seconds: { type: 'string', default: '60' },
+    ladder: { type: 'string', default: 'lab' },
+  },
+});
+
+checkNodeVersion();
+ensureNpmDependencies();
+if (ensureAptPackages(['ffmpeg']).length > 0) process.exit(1);
+
+const media = resolve(values.media);
+if (!existsSync(join(media, 'manifest.mpd')) || !existsSync(join(media, 'segments.json'))) {
+  say(`encoding the sample ladder (${values.ladder}, ${values.seconds} s synthetic) into ${media} (once)...`);
+  const status = run('npm', ['run', '--silent', 'encode', '--', '--synthetic', values.seconds, '--ladder', values.ladder, '--out', media]);
+  if (status !== 0) process.exit(status);
+}
+
+say('building the player...');
+if (run('npm', ['run', '--silent', 'build']) !== 0) process.exit(1);
+
+say(`starting the server on http://${values.host}:${values.port}/ (Ctrl-C to stop)`);
+process.exit(run('npm', ['run', '--silent', 'serve', '--', '--media', media, '--port', values.port, '--host', values.host]));
