@@ -1,0 +1,55 @@
+/**
+ * Result records: one shape everywhere (DESIGN.md, "Result records"). The browser
+ * player (`window.sammy.qoe()`), the simulator (`npm run sim -- --json`) and the lab
+ * (`result.json` trials) all describe a session with these two types, so one
+ * analysis reads them all. Extra fields are allowed; these names and units are the
+ * contract.
+ */
+
+export type Phase = 'initial' | 'playing';
+
+/** The experiment arms (player issue): who picks the bitrate and what `rtp` is sent. */
+export type Arm = 'sammy' | 'control' | 'fixed4x' | 'dashjs-rtp';
+
+export const ARMS: readonly Arm[] = ['sammy', 'control', 'fixed4x', 'dashjs-rtp'];
+
+/** One downloaded video chunk. */
+export interface ChunkRecord {
+  /** Media segment index, 0-based (segment file number - 1). */
+  index: number;
+  /** Ladder rung, 0 = lowest bitrate. */
+  rung: number;
+  bitrateKbps: number;
+  sizeBytes: number;
+  downloadS: number;
+  throughputKbps: number;
+  phase: Phase;
+  /** The CMCD `rtp` sent with the request; null if none. */
+  rtpKbps: number | null;
+  /** The rate the server applied, from its `Server-Timing` header; null if unknown or simulated. */
+  appliedRateKbps: number | null;
+  bufferBeforeS: number;
+  bufferAfterS: number;
+}
+
+/** One playback session. */
+export interface SessionQoE {
+  arm: Arm;
+  /** Play request to first frame. */
+  playDelayS: number | null;
+  /** Rebuffers after startup. */
+  rebufferCount: number;
+  rebufferS: number;
+  /** Time-weighted over played media. */
+  avgBitrateKbps: number;
+  /** Mean SSIM of the played segments (time-weighted), from segments.json. */
+  avgQuality: number | null;
+  switchCount: number;
+  /** Mean throughput of the initial-phase (unpaced) chunks. */
+  initialThroughputKbps: number | null;
+  /** Mean throughput over playing-phase chunks. */
+  chunkThroughputKbps: number | null;
+  chunks: ChunkRecord[];
+  /** The full parameter set the session ran with. */
+  config: Record<string, unknown>;
+}
