@@ -1,17 +1,39 @@
-// Stand-in static server until the pacing server lands (issue 3): serves --media under /media/.
-import Fastify from 'fastify';
-import fastifyStatic from '@fastify/static';
-import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+#!/usr/bin/env node
+/**
+ * npm run serve -- --media DIR [--port 8080] [--host 127.0.0.1] [--burst-packets 4]
+ *   [--burst-mode auto|app|kernel] [--pacing on|off] [--min-rate-kbps N] [--max-rate-kbps N]
+ *   [--log FILE] [--log-level info] [--player DIR] [--cors-origin ORIGIN|*]
+ */
+import { buildApp } from './app.js';
+import { parseCli, USAGE } from './args.js';
+import { ServerError } from './errors.js';
 
-const { values } = parseArgs({
-  options: { media: { type: 'string' }, port: { type: 'string', default: '8080' }, host: { type: 'string', default: '127.0.0.1' } },
-});
-if (!values.media) {
-  console.error('usage: npm run serve -- --media DIR [--port 8080] [--host 127.0.0.1]');
-  process.exit(2);
+async function main(): Promise<void> {
+  const input = parseCli(process.argv.slice(2));
+  if (input === 'help') {
+    console.log(USAGE);
+    return;
+  }
+  const app = await buildApp(input);
+  const { host, port } = app.sammy.options;
+  await app.listen({ host, port });
+  const address = app.server.address();
+  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  // The one line scripts wait for (HELPERS.md: the lab reads the port from it).
+  process.stdout.write(`listening on http://${shownHost}:${boundPort}\n`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      app.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
 }
-const app = Fastify({ logger: true });
-await app.register(fastifyStatic, { root: resolve(values.media), prefix: '/media/' });
-app.get('/', async (_req, reply) => reply.type('text/plain').send('Sammy: the DASH ladder is at /media/manifest.mpd\n'));
-await app.listen({ port: Number(values.port), host: values.host });
+
+main().catch((err: unknown) => {
+  const code = err instanceof ServerError ? err.code : ((err as { code?: string }).code ?? 'SAMMY_SERVER_ERROR');
+  console.error(`serve: ${code}: ${(err as Error).message}`);
+  process.exit(2);
+});

@@ -1,0 +1,136 @@
+// buildApp(): the whole server as a fastify instance, not listening (tests inject
+// or listen on port 0; the CLI listens on the configured address).
+import fastifyCors from '@fastify/cors';
+import { CMCD_HEADER_FIELDS } from '@svta/cml-cmcd';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import pino, { type DestinationStream } from 'pino';
+import { readKernelTsoSettings, DeviceGsoTable } from './kernel-settings.js';
+import { mediaPlugin } from './media.js';
+import { createMetrics } from './metrics.js';
+import { resolveServerOptions, type ServerOptions, type ServerOptionsInput } from './options.js';
+import { PacingController } from './pacing.js';
+import { hostilePathReason } from './paths.js';
+import { playerPlugin } from './player.js';
+import { loadSocketControl, type SocketControl } from './socket.js';
+
+export interface AppDependencies {
+  /** The setsockopt/TCP_INFO binding; tests replace it to act out a platform without one. */
+  socketControl?: SocketControl;
+  /** Where log lines go besides --log FILE (default stdout). */
+  logStream?: DestinationStream;
+}
+
+export interface SammyDecorations {
+  options: ServerOptions;
+  pacing: PacingController;
+  socketControl: SocketControl;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sammy: SammyDecorations;
+  }
+}
+
+/** Headers a cross-origin player may send (CMCD in header mode, ranges). */
+export const CORS_ALLOWED_HEADERS = ['Range', ...CMCD_HEADER_FIELDS];
+/** Headers a cross-origin player may read (the applied rate, range replies). */
+export const CORS_EXPOSED_HEADERS = ['Server-Timing', 'Content-Length', 'Content-Range', 'Accept-Ranges', 'ETag'];
+
+type FileDestination = DestinationStream & { flushSync?: () => void; end?: () => void };
+
+/**
+ * Log lines go to stdout at --log-level, and with --log FILE every line from info
+ * up (the "media response" lines included) goes to FILE as JSON lines.
+ */
+function createLogger(options: ServerOptions, deps: AppDependencies): { logger: pino.Logger; closeLog: () => void } {
+  const streams: pino.StreamEntry[] = [];
+  if (options.logLevel !== 'silent') streams.push({ level: options.logLevel, stream: deps.logStream ?? process.stdout });
+  let file: FileDestination | null = null;
+  if (options.logFile !== null) {
+    file = pino.destination({ dest: options.logFile, mkdir: true, sync: false }) as FileDestination;
+    streams.push({ level: 'info', stream: file });
+  }
+  const level = options.logLevel === 'debug' ? 'debug' : file !== null ? 'info' : options.logLevel;
+  const logger = streams.length === 0 ? pino({ level: 'silent' }) : pino({ level }, pino.multistream(streams));
+  return {
+    logger,
+    closeLog: () => {
+      file?.flushSync?.();
+      file?.end?.();
+    },
+  };
+}
+
+/** Validates options (throwing SAMMY_SERVER_INVALID_OPTION) and assembles the server. */
+export async function buildApp(input: ServerOptionsInput, deps: AppDependencies = {}): Promise<FastifyInstance> {
+  const options = resolveServerOptions(input);
+  const { limits } = options;
+  const { logger, closeLog } = createLogger(options, deps);
+  const app = Fastify({
+    loggerInstance: logger,
+    // One "media response" line per media response replaces fastify's two request lines.
+    logController: new LogController({ disableRequestLogging: true }),
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    forceCloseConnections: true,
+    http: {
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // Node enforces the two timeouts above only this often.
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 2)),
+    },
+  }) as unknown as FastifyInstance;
+
+  const socketControl = deps.socketControl ?? loadSocketControl();
+  const metrics = createMetrics();
+  const pacing = new PacingController({
+    options,
+    control: socketControl,
+    metrics,
+    log: app.log,
+    kernel: readKernelTsoSettings(),
+    devices: new DeviceGsoTable(),
+  });
+  app.decorate('sammy', { options, pacing, socketControl });
+  app.addHook('onClose', async () => closeLog());
+
+  app.addHook('onRequest', (request, reply, done) => {
+    const reason = hostilePathReason(request.url);
+    if (reason === null) return done();
+    metrics.errors.inc({ kind: 'bad_path' });
+    request.log.info({ reason, url: request.url.slice(0, 200) }, 'refused request path');
+    reply.code(400).send({ code: 'SAMMY_BAD_PATH', error: 'Bad Request', message: reason });
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.requests.inc({ route: request.routeOptions.url ?? 'none', status: String(reply.statusCode) });
+    done();
+  });
+
+  if (options.corsOrigin !== null) {
+    await app.register(fastifyCors, {
+      origin: options.corsOrigin,
+      methods: ['GET', 'HEAD'],
+      allowedHeaders: CORS_ALLOWED_HEADERS,
+      exposedHeaders: CORS_EXPOSED_HEADERS,
+      maxAge: 600,
+    });
+  }
+
+  app.get('/healthz', async () => ({
+    status: 'ok',
+    pacing: options.pacing && socketControl.available,
+    burstPackets: options.burstPackets,
+    burstMode: options.burstMode,
+    activeResponses: pacing.activeResponses,
+  }));
+  app.get('/metrics', async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+  await app.register(mediaPlugin, { mediaDir: options.mediaDir, pacing, metrics });
+  await app.register(playerPlugin, { playerDir: options.playerDir });
+  return app;
+}

@@ -1,0 +1,78 @@
+// Command-line arguments to ServerOptionsInput; ranges are checked by resolveServerOptions().
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { invalidOption, ServerError } from './errors.js';
+import { DEFAULT_SERVER_OPTIONS, type ServerOptionsInput } from './options.js';
+
+export const USAGE = `usage: npm run serve -- --media DIR [--port ${DEFAULT_SERVER_OPTIONS.port}] [--host ${DEFAULT_SERVER_OPTIONS.host}]
+  [--burst-packets ${DEFAULT_SERVER_OPTIONS.burstPackets}] [--burst-mode auto|app|kernel] [--pacing on|off]
+  [--min-rate-kbps ${DEFAULT_SERVER_OPTIONS.minRateKbps}] [--max-rate-kbps ${DEFAULT_SERVER_OPTIONS.maxRateKbps}]
+  [--log FILE] [--log-level fatal|error|warn|info|debug|silent] [--player DIR] [--cors-origin ORIGIN|*]`;
+
+/** A CLI number: the option validator reports ranges, this only rejects non-numbers. */
+function numberArg(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value)) throw invalidOption(flag, text, 'a number');
+  return value;
+}
+
+function pacingArg(text: string | undefined): boolean | undefined {
+  if (text === undefined) return undefined;
+  if (text === 'on' || text === 'off') return text === 'on';
+  throw invalidOption('--pacing', text, 'on, off');
+}
+
+/**
+ * `npm run serve -w ...` runs in the workspace folder; npm keeps the folder the user
+ * typed the command in as INIT_CWD, and relative paths mean that one.
+ */
+function userPath(path: string | undefined, cwd: string): string | undefined {
+  return path === undefined ? undefined : resolve(cwd, path);
+}
+
+export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? process.cwd()): ServerOptionsInput | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        media: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'burst-packets': { type: 'string' },
+        'burst-mode': { type: 'string' },
+        pacing: { type: 'string' },
+        'min-rate-kbps': { type: 'string' },
+        'max-rate-kbps': { type: 'string' },
+        log: { type: 'string' },
+        'log-level': { type: 'string' },
+        player: { type: 'string' },
+        'cors-origin': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    throw new ServerError('SAMMY_SERVER_BAD_ARGS', `${(err as Error).message}\n${USAGE}`);
+  }
+  if (values.help) return 'help';
+  if (values.media === undefined) throw new ServerError('SAMMY_SERVER_BAD_ARGS', `--media DIR is required\n${USAGE}`);
+  const input: ServerOptionsInput = { mediaDir: userPath(values.media, cwd)! };
+  const set = <K extends keyof ServerOptionsInput>(key: K, value: ServerOptionsInput[K] | undefined): void => {
+    if (value !== undefined) input[key] = value;
+  };
+  set('port', numberArg('--port', values.port));
+  set('host', values.host);
+  set('burstPackets', numberArg('--burst-packets', values['burst-packets']));
+  set('burstMode', values['burst-mode'] as ServerOptionsInput['burstMode']);
+  set('pacing', pacingArg(values.pacing));
+  set('minRateKbps', numberArg('--min-rate-kbps', values['min-rate-kbps']));
+  set('maxRateKbps', numberArg('--max-rate-kbps', values['max-rate-kbps']));
+  set('logFile', userPath(values.log, cwd));
+  set('logLevel', values['log-level'] as ServerOptionsInput['logLevel']);
+  set('playerDir', userPath(values.player, cwd));
+  set('corsOrigin', values['cors-origin']);
+  return input;
+}
+

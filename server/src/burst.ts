@@ -1,0 +1,114 @@
+// The burst-size knob (thesis 2.5.5): at most N packets leave back-to-back.
+//
+// With SO_MAX_PACING_RATE the kernel paces whole TSO/GSO packets: each skb leaves
+// at line rate, then the socket waits skb_len / rate. So the kernel's train length
+// is the skb size TCP picks (tcp_tso_autosize), which at microsecond RTTs is a full
+// 64 KB (45 packets) whatever the rate. Two mechanisms give shorter trains:
+//   kernel: where the egress device's gso_max_segs (and the namespace's
+//           tcp_min_tso_segs) are set to N, the kernel's own trains are N packets
+//           at any rate, for free. This is per device and namespace, so the server
+//           can only detect it (here) and the lab sets it.
+//   app:    the server writes N x MSS at a time, one write per N x MSS / rate, so
+//           the socket never holds more than one burst. Per response, costs a timer
+//           per burst, and cannot hold N once the interval falls below a timer's
+//           resolution (then it writes what the schedule owes about every 1 ms).
+import type { BurstMode } from './options.js';
+
+export interface KernelTsoSettings {
+  /** net.ipv4.tcp_min_tso_segs of the server's namespace. */
+  minTsoSegs: number;
+  /** net.ipv4.tcp_tso_rtt_log: at RTTs below 2^log us TCP adds up to 64 KB per skb. */
+  tsoRttLog: number;
+  /** net.ipv4.tcp_congestion_control: bbr supplies its own minimum TSO size. */
+  congestionControl: string;
+}
+
+export interface DeviceGso {
+  gsoMaxSize: number;
+  gsoMaxSegs: number;
+}
+
+export const DEFAULT_KERNEL_TSO: KernelTsoSettings = { minTsoSegs: 2, tsoRttLog: 9, congestionControl: 'cubic' };
+export const DEFAULT_DEVICE_GSO: DeviceGso = { gsoMaxSize: 65536, gsoMaxSegs: 65535 };
+
+/** sk_pacing_shift: TCP sizes an skb to about 1/2^10 s (1 ms) of the pacing rate. */
+const PACING_SHIFT = 10;
+/** tcp_bbr.c bbr_min_tso_rate (1.2 Mbit/s) in bytes/s: below it bbr allows 1-segment skbs. */
+const BBR_MIN_TSO_RATE_BYTES_PER_S = 1_200_000 / 8;
+
+export interface KernelTrainInputs {
+  rateBytesPerS: number;
+  mssBytes: number;
+  minRttUs: number;
+  kernel: KernelTsoSettings;
+  device: DeviceGso;
+}
+
+/**
+ * Packets per skb the kernel will send back-to-back for this socket at this pacing
+ * rate: tcp_tso_autosize() and tcp_tso_segs() of net/ipv4/tcp_output.c (Linux 6.x).
+ */
+export function predictKernelTrainPackets(i: KernelTrainInputs): number {
+  let bytes = Math.floor(i.rateBytesPerS / 2 ** PACING_SHIFT);
+  const rttShift = Math.floor(i.minRttUs / 2 ** i.kernel.tsoRttLog);
+  if (rttShift < 32) bytes += Math.floor(i.device.gsoMaxSize / 2 ** rttShift);
+  bytes = Math.min(bytes, i.device.gsoMaxSize);
+  const minTso =
+    i.kernel.congestionControl === 'bbr' ? (i.rateBytesPerS < BBR_MIN_TSO_RATE_BYTES_PER_S ? 1 : 2) : i.kernel.minTsoSegs;
+  const segs = Math.max(Math.floor(bytes / Math.max(1, i.mssBytes)), minTso);
+  return Math.max(1, Math.min(segs, i.device.gsoMaxSegs));
+}
+
+/**
+ * Below this interval between bursts Node's timers (1 ms granularity, ~0.3 ms late
+ * on a busy machine) merge or drop bursts (FACTS.md: trains merge under ~2 ms).
+ */
+export const APP_MIN_BURST_INTERVAL_MS = 2;
+/** In the too-fast regime the writer wakes about this often and writes what it owes. */
+export const APP_TIMER_MS = 1;
+
+export type BurstPlan =
+  | { mechanism: 'kernel'; trainPackets: number }
+  | {
+      mechanism: 'app';
+      /** Bytes per write (a multiple of the MSS). */
+      chunkBytes: number;
+      /** Planned time between writes. */
+      intervalMs: number;
+      /** Upper bound on packets per train. */
+      trainPackets: number;
+      /** True when every write is exactly N x MSS (the knob holds); false when timers are too coarse. */
+      strict: boolean;
+    };
+
+export interface BurstPlanInputs {
+  mode: BurstMode;
+  burstPackets: number;
+  rateBytesPerS: number;
+  mssBytes: number;
+  /** predictKernelTrainPackets() for this socket. */
+  kernelTrainPackets: number;
+}
+
+/** Which mechanism keeps this response's trains shortest; the kernel on a tie (it costs nothing). */
+export function planBursts(i: BurstPlanInputs): BurstPlan {
+  const kernel: BurstPlan = { mechanism: 'kernel', trainPackets: i.kernelTrainPackets };
+  if (i.mode === 'kernel' || (i.mode === 'auto' && i.kernelTrainPackets <= i.burstPackets)) return kernel;
+  const mss = Math.max(1, i.mssBytes);
+  const strictIntervalMs = ((i.burstPackets * mss) / i.rateBytesPerS) * 1000;
+  if (strictIntervalMs >= APP_MIN_BURST_INTERVAL_MS) {
+    return { mechanism: 'app', chunkBytes: i.burstPackets * mss, intervalMs: strictIntervalMs, trainPackets: i.burstPackets, strict: true };
+  }
+  const chunkPackets = Math.max(i.burstPackets, Math.ceil((i.rateBytesPerS * APP_TIMER_MS) / 1000 / mss));
+  // A late timer makes the writer catch up with at most two chunks at once; the
+  // kernel never sends more than its own train in one go either.
+  const trainPackets = Math.min(2 * chunkPackets, i.kernelTrainPackets);
+  if (i.mode === 'auto' && i.kernelTrainPackets <= trainPackets) return kernel;
+  return {
+    mechanism: 'app',
+    chunkBytes: chunkPackets * mss,
+    intervalMs: ((chunkPackets * mss) / i.rateBytesPerS) * 1000,
+    trainPackets,
+    strict: false,
+  };
+}

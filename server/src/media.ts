@@ -1,0 +1,56 @@
+// /media/: the DASH ladder. Every response passes the pacing controller (onSend),
+// which caps the socket before the first body byte.
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { extname } from 'node:path';
+import type { ServerMetrics } from './metrics.js';
+import type { PacingController } from './pacing.js';
+import { pathAfter, sendFromDir } from './static-files.js';
+
+export const MEDIA_PREFIX = '/media/';
+
+/** Content types DASH players and MSE expect; `mime` would say video/iso.segment for .m4s. */
+export const MEDIA_CONTENT_TYPES: Record<string, string> = {
+  '.mpd': 'application/dash+xml',
+  '.m4s': 'video/mp4',
+  '.mp4': 'video/mp4',
+  '.m4a': 'audio/mp4',
+  '.json': 'application/json',
+};
+
+/**
+ * Segments never change under a name while a session plays them; manifests and the
+ * sidecar are revalidated (cheap with the ETag) so a re-encoded ladder is seen.
+ */
+export function mediaCacheControl(path: string): string {
+  const ext = extname(path).toLowerCase();
+  return ext === '.m4s' || ext === '.mp4' || ext === '.m4a' ? 'public, max-age=3600' : 'no-cache';
+}
+
+function setMediaHeaders(reply: FastifyReply, filePath: string): void {
+  const type = MEDIA_CONTENT_TYPES[extname(filePath).toLowerCase()];
+  if (type !== undefined) reply.header('content-type', type);
+  reply.header('cache-control', mediaCacheControl(filePath));
+}
+
+export interface MediaPluginOptions {
+  mediaDir: string;
+  pacing: PacingController;
+  metrics: ServerMetrics;
+}
+
+export const mediaPlugin: FastifyPluginAsync<MediaPluginOptions> = async (app, { mediaDir, pacing, metrics }) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    let body: unknown = payload;
+    try {
+      body = pacing.onSend(request, reply, payload);
+    } catch (err) {
+      // A pacing fault must never cost the client its segment: send it unpaced.
+      metrics.errors.inc({ kind: 'server' });
+      request.log.error({ err }, 'pacing failed; sending unpaced');
+    }
+    done(null, body);
+  });
+  app.get(`${MEDIA_PREFIX}*`, (request, reply) =>
+    sendFromDir(request, reply, mediaDir, pathAfter(request.url, MEDIA_PREFIX), setMediaHeaders),
+  );
+};

@@ -1,0 +1,60 @@
+// Prometheus metrics (GET /metrics). One registry per app, so tests can build
+// many apps in one process.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type ErrorKind = 'bad_path' | 'cmcd' | 'setsockopt' | 'tcp_info' | 'stream' | 'server';
+
+const RATE_BUCKETS_KBPS = [250, 500, 1000, 2000, 4000, 8000, 16_000, 32_000, 64_000, 128_000, 1_000_000];
+
+export interface ServerMetrics {
+  registry: Registry;
+  requests: Counter<'route' | 'status'>;
+  mediaBytes: Counter;
+  pacedResponses: Counter<'mechanism'>;
+  activeResponses: Gauge;
+  requestedRateKbps: Histogram;
+  achievedRateKbps: Histogram;
+  achievedRatio: Histogram;
+  errors: Counter<'kind'>;
+}
+
+export function createMetrics(): ServerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'sammy_' });
+  const registers = [registry];
+  return {
+    registry,
+    requests: new Counter({ name: 'sammy_http_requests_total', help: 'HTTP requests answered', labelNames: ['route', 'status'], registers }),
+    mediaBytes: new Counter({ name: 'sammy_media_bytes_total', help: 'Media response body bytes sent', registers }),
+    pacedResponses: new Counter({
+      name: 'sammy_paced_responses_total',
+      help: 'Media responses sent with SO_MAX_PACING_RATE, by burst mechanism',
+      labelNames: ['mechanism'],
+      registers,
+    }),
+    activeResponses: new Gauge({
+      name: 'sammy_media_responses_active',
+      help: 'Media responses whose bytes have not all left the socket (each holds pacing state)',
+      registers,
+    }),
+    requestedRateKbps: new Histogram({
+      name: 'sammy_pace_requested_kbps',
+      help: 'Rate applied to paced responses (CMCD rtp clamped to [min, max]), kbps',
+      buckets: RATE_BUCKETS_KBPS,
+      registers,
+    }),
+    achievedRateKbps: new Histogram({
+      name: 'sammy_pace_achieved_kbps',
+      help: 'Body bytes over send time of completed paced responses, kbps',
+      buckets: RATE_BUCKETS_KBPS,
+      registers,
+    }),
+    achievedRatio: new Histogram({
+      name: 'sammy_pace_achieved_ratio',
+      help: 'Achieved over applied rate of completed paced responses (short responses exceed 1: the first 10 segments are never paced)',
+      buckets: [0.5, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.25, 1.5, 2, 4],
+      registers,
+    }),
+    errors: new Counter({ name: 'sammy_errors_total', help: 'Rejected or failed inputs and operations, by kind', labelNames: ['kind'], registers }),
+  };
+}

@@ -1,0 +1,181 @@
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { invalidOption } from './errors.js';
+
+/**
+ * How bursts of at most `burstPackets` are made (README "Burst size"):
+ * `kernel` trusts TCP's own pacing (trains are TSO-autosized), `app` writes
+ * `burstPackets` x MSS at a time, timed at the pace rate, `auto` uses `app` only
+ * where the kernel's predicted train for this socket is longer than the knob.
+ */
+export type BurstMode = 'auto' | 'app' | 'kernel';
+
+export interface ServerLimits {
+  /** Largest request head Node accepts; larger gets 431 (slowloris, header floods). */
+  maxHeaderBytes: number;
+  /** A request head must arrive within this time (slowloris). */
+  headersTimeoutMs: number;
+  /** The whole request must arrive within this time. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time. */
+  keepAliveTimeoutMs: number;
+  /** A connection with no progress in either direction is closed after this time. */
+  idleTimeoutMs: number;
+  /** CMCD headers (or query value) longer than this are ignored. */
+  maxCmcdBytes: number;
+}
+
+export interface ServerOptions {
+  /** The DASH ladder served under /media/. */
+  mediaDir: string;
+  /** The built player page served at /. */
+  playerDir: string;
+  host: string;
+  port: number;
+  /** At most this many packets leave back-to-back in a paced response (thesis 2.5.5: 4). */
+  burstPackets: number;
+  burstMode: BurstMode;
+  /** `false` (--pacing off) serves everything unpaced: the control arm's server. */
+  pacing: boolean;
+  /** Requested rates are clamped to [minRateKbps, maxRateKbps]. */
+  minRateKbps: number;
+  maxRateKbps: number;
+  /** Every log line, including one per media response, as JSON lines. */
+  logFile: string | null;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
+  /** `null`: same-origin only (no CORS headers); `*` or one origin: CORS on. */
+  corsOrigin: string | null;
+  limits: ServerLimits;
+}
+
+export type ServerOptionsInput = Partial<Omit<ServerOptions, 'limits'>> & {
+  mediaDir: string;
+  limits?: Partial<ServerLimits>;
+};
+
+const SERVER_PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  maxHeaderBytes: 16 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 10_000,
+  idleTimeoutMs: 60_000,
+  maxCmcdBytes: 2048,
+};
+
+export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'mediaDir'> = {
+  playerDir: resolve(SERVER_PACKAGE_DIR, '../player/dist'),
+  host: '127.0.0.1',
+  port: 8080,
+  burstPackets: 4,
+  burstMode: 'auto',
+  pacing: true,
+  // 100 kbps is CTA-5004's rtp granularity; below it a client could hold a
+  // connection open for minutes per segment.
+  minRateKbps: 100,
+  maxRateKbps: 10_000_000,
+  logFile: null,
+  logLevel: 'info',
+  corsOrigin: null,
+  limits: DEFAULT_LIMITS,
+};
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const;
+const BURST_MODES = ['auto', 'app', 'kernel'] as const;
+/** Above this the kernel builds no larger trains anyway (gso_max_segs is 16 bits). */
+export const MAX_BURST_PACKETS = 65535;
+/** 2^53 bits/s expressed in kbps keeps every derived byte rate an exact double. */
+const MAX_RATE_KBPS = 1e12;
+
+function integerIn(option: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidOption(option, value, `an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(option: string, value: unknown, accepted: readonly T[]): T {
+  if (!accepted.includes(value as T)) throw invalidOption(option, value, accepted.join(', '));
+  return value as T;
+}
+
+function nonEmptyString(option: string, value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.includes('\0')) throw invalidOption(option, value, what);
+  return value;
+}
+
+function directory(option: string, value: unknown): string {
+  const path = resolve(nonEmptyString(option, value, 'a directory path'));
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    // reported below with the option's name
+  }
+  if (!isDirectory) throw invalidOption(option, value, 'an existing directory');
+  return path;
+}
+
+function corsOrigin(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (value === '*') return '*';
+  const accepted = '"*" or one origin such as http://127.0.0.1:8080 (scheme, host, optional port; no path)';
+  if (typeof value !== 'string') throw invalidOption('corsOrigin', value, accepted);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalidOption('corsOrigin', value, accepted);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.origin !== value.replace(/\/$/, '')) {
+    throw invalidOption('corsOrigin', value, accepted);
+  }
+  return url.origin;
+}
+
+function limits(input: Partial<ServerLimits> | undefined): ServerLimits {
+  const merged = { ...DEFAULT_LIMITS, ...input };
+  const result: ServerLimits = {
+    maxHeaderBytes: integerIn('limits.maxHeaderBytes', merged.maxHeaderBytes, 1024, 1024 * 1024),
+    headersTimeoutMs: integerIn('limits.headersTimeoutMs', merged.headersTimeoutMs, 100, 600_000),
+    requestTimeoutMs: integerIn('limits.requestTimeoutMs', merged.requestTimeoutMs, 100, 600_000),
+    keepAliveTimeoutMs: integerIn('limits.keepAliveTimeoutMs', merged.keepAliveTimeoutMs, 100, 600_000),
+    idleTimeoutMs: integerIn('limits.idleTimeoutMs', merged.idleTimeoutMs, 100, 3_600_000),
+    maxCmcdBytes: integerIn('limits.maxCmcdBytes', merged.maxCmcdBytes, 64, 64 * 1024),
+  };
+  // Node refuses a headers timeout longer than the request timeout.
+  if (result.headersTimeoutMs > result.requestTimeoutMs) {
+    throw invalidOption('limits.headersTimeoutMs', result.headersTimeoutMs, `at most limits.requestTimeoutMs (${result.requestTimeoutMs})`);
+  }
+  return result;
+}
+
+/**
+ * Validates every option before anything starts, fills defaults, and throws a
+ * ServerError (code SAMMY_SERVER_INVALID_OPTION) naming the option, the value
+ * and what is accepted.
+ */
+export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
+  const o = { ...DEFAULT_SERVER_OPTIONS, ...input };
+  const minRateKbps = integerIn('minRateKbps', o.minRateKbps, 1, MAX_RATE_KBPS);
+  const maxRateKbps = integerIn('maxRateKbps', o.maxRateKbps, 1, MAX_RATE_KBPS);
+  if (maxRateKbps < minRateKbps) throw invalidOption('maxRateKbps', maxRateKbps, `at least minRateKbps (${minRateKbps})`);
+  if (typeof o.pacing !== 'boolean') throw invalidOption('pacing', o.pacing, 'true (on) or false (off)');
+  return {
+    mediaDir: directory('mediaDir', input.mediaDir),
+    playerDir: resolve(nonEmptyString('playerDir', o.playerDir, 'a directory path')),
+    host: nonEmptyString('host', o.host, 'a host name or IP address'),
+    port: integerIn('port', o.port, 0, 65535),
+    burstPackets: integerIn('burstPackets', o.burstPackets, 1, MAX_BURST_PACKETS),
+    burstMode: oneOf('burstMode', o.burstMode, BURST_MODES),
+    pacing: o.pacing,
+    minRateKbps,
+    maxRateKbps,
+    logFile: o.logFile === null ? null : resolve(nonEmptyString('logFile', o.logFile, 'a file path')),
+    logLevel: oneOf('logLevel', o.logLevel, LOG_LEVELS),
+    corsOrigin: corsOrigin(o.corsOrigin),
+    limits: limits(input.limits),
+  };
+}

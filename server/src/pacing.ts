@@ -1,0 +1,304 @@
+// Application-informed pacing per response (thesis 2.3.2): before the first body
+// byte the socket gets SO_MAX_PACING_RATE = the clamped CMCD rtp; when the response
+// is over the cap is removed, so the next request on a keep-alive connection is
+// unpaced unless it asks. "Over" means the last byte has left the socket, not
+// Node's 'finish' (which fires once the body is in the kernel's send buffer: up to
+// 4 MB that would otherwise go out unpaced), or the connection closed.
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import { pipeline, type Readable } from 'node:stream';
+import { BurstPacer } from './burst-pacer.js';
+import { planBursts, predictKernelTrainPackets, type BurstPlan, type KernelTsoSettings } from './burst.js';
+import { clampRateKbps, readRateRequest, type RateRequest } from './cmcd.js';
+import type { DeviceGsoTable } from './kernel-settings.js';
+import type { ServerMetrics } from './metrics.js';
+import type { ServerOptions } from './options.js';
+import { socketFd, UNLIMITED_PACING_RATE, type SocketControl } from './socket.js';
+import type { TcpInfo } from './tcpinfo.js';
+import { buildTelemetry, type PacingOutcome } from './telemetry.js';
+import { bytesPerSToKbps, kbpsToBytesPerS } from './units.js';
+
+export interface PacingContext {
+  options: ServerOptions;
+  control: SocketControl;
+  metrics: ServerMetrics;
+  log: FastifyBaseLogger;
+  kernel: KernelTsoSettings;
+  devices: DeviceGsoTable;
+}
+
+/** MSS assumed when TCP_INFO is unavailable (Ethernet, IPv4, timestamps). */
+const FALLBACK_MSS_BYTES = 1448;
+/** Longest wait for a response's tail to leave the socket before it is logged anyway. */
+const MAX_DRAIN_MS = 120_000;
+/** Drain polls are spaced by the expected remaining send time, within these bounds. */
+const DRAIN_POLL_MIN_MS = 1;
+const DRAIN_POLL_MAX_MS = 1000;
+/** Assumed send rate of an unpaced tail until the kernel has a delivery-rate sample. */
+const UNPACED_DRAIN_RATE_BYTES_PER_S = 1_000_000;
+
+interface SocketState {
+  /** A cap is (or may still be) set on this socket. */
+  paced: boolean;
+  /** The response that owns the socket's pacing state until its bytes have left. */
+  active: MediaResponse | null;
+}
+
+interface MediaResponse {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  socket: Socket;
+  state: SocketState;
+  path: string;
+  rate: RateRequest;
+  outcome: PacingOutcome;
+  appliedRateKbps: number | null;
+  rateBytesPerS: number | null;
+  plan: BurstPlan | null;
+  pacer: BurstPacer | null;
+  start: TcpInfo | null;
+  startMs: number;
+  startBytesWritten: number;
+  aborted: boolean;
+  remoteAddress: string | null;
+  remotePort: number | null;
+  /** The latest TCP_INFO read, for when the connection is gone by the end. */
+  lastInfo: TcpInfo | null;
+  lastNotsentBytes: number;
+  drainTimer: NodeJS.Timeout | null;
+  done: boolean;
+}
+
+function isReadable(payload: unknown): payload is Readable {
+  return typeof (payload as Readable | null)?.pipe === 'function';
+}
+
+function rawQueryOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? '' : url.slice(q + 1);
+}
+
+export class PacingController {
+  readonly #ctx: PacingContext;
+  readonly #sockets = new WeakMap<Socket, SocketState>();
+  readonly #active = new Set<MediaResponse>();
+  readonly #warned = new Set<string>();
+
+  constructor(ctx: PacingContext) {
+    this.#ctx = ctx;
+    if (ctx.options.pacing && !ctx.control.available) {
+      this.#warnOnce('unavailable', `pacing unavailable, serving unpaced: ${ctx.control.unavailableReason}`);
+    }
+  }
+
+  /** Responses still holding pacing state (timers, caps); 0 when idle. */
+  get activeResponses(): number {
+    return this.#active.size;
+  }
+
+  #warnOnce(key: string, message: string, details: object = {}): void {
+    if (this.#warned.has(key)) return;
+    this.#warned.add(key);
+    this.#ctx.log.warn(details, message);
+  }
+
+  #stateOf(socket: Socket): SocketState {
+    let state = this.#sockets.get(socket);
+    if (state === undefined) {
+      const created: SocketState = { paced: false, active: null };
+      this.#sockets.set(socket, created);
+      socket.once('close', () => {
+        if (created.active !== null) this.#finish(created.active, null);
+      });
+      // A client that closes on the last byte takes the descriptor with it: read the
+      // connection's final TCP_INFO while it is still there.
+      socket.once('end', () => {
+        const fd = socketFd(socket);
+        if (created.active !== null && fd !== null) created.active.lastInfo = this.#ctx.control.readTcpInfo(fd) ?? created.active.lastInfo;
+      });
+      state = created;
+    }
+    return state;
+  }
+
+  #setRate(fd: number, rateBytesPerS: bigint): boolean {
+    const result = this.#ctx.control.setMaxPacingRate(fd, rateBytesPerS);
+    if (result.ok) return true;
+    this.#ctx.metrics.errors.inc({ kind: 'setsockopt' });
+    this.#warnOnce(`setsockopt:${result.error}`, `${result.error}: serving unpaced`);
+    return false;
+  }
+
+  /**
+   * The media routes' onSend hook: reads the CMCD rate, caps the socket before the
+   * first body byte, adds Server-Timing, and returns the body to send (re-timed
+   * into bursts when the plan says so).
+   */
+  onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+    // Refusals and errors are not media responses: no pacing, no telemetry line.
+    if (reply.statusCode >= 400) return payload;
+    const { options, control, metrics } = this.#ctx;
+    const socket = request.raw.socket;
+    const rate = readRateRequest(request.headers, rawQueryOf(request.url), options.limits.maxCmcdBytes);
+    if (rate.problem !== null && rate.rtpKbps === null) {
+      metrics.errors.inc({ kind: 'cmcd' });
+      this.#warnOnce('cmcd', `ignoring malformed CMCD (further cases only in "media response" lines): ${rate.problem}`);
+    }
+    const state = this.#stateOf(socket);
+    if (state.active !== null) this.#finish(state.active, null);
+
+    const fd = socketFd(socket);
+    const hasBody = request.method === 'GET' && (reply.statusCode === 200 || reply.statusCode === 206) && isReadable(payload);
+    let outcome: PacingOutcome = 'unpaced';
+    let appliedRateKbps: number | null = null;
+    let rateBytesPerS: number | null = null;
+    if (rate.rtpKbps !== null && hasBody) {
+      if (!options.pacing) outcome = 'disabled';
+      else if (fd === null || !control.available) outcome = 'unavailable';
+      else {
+        const kbps = clampRateKbps(rate.rtpKbps, options.minRateKbps, options.maxRateKbps);
+        const bytesPerS = kbpsToBytesPerS(kbps);
+        if (this.#setRate(fd, BigInt(Math.round(bytesPerS)))) {
+          outcome = 'paced';
+          appliedRateKbps = kbps;
+          rateBytesPerS = bytesPerS;
+          state.paced = true;
+        } else outcome = 'unavailable';
+      }
+    }
+    if (outcome !== 'paced' && state.paced && fd !== null && this.#setRate(fd, UNLIMITED_PACING_RATE)) state.paced = false;
+
+    const start = fd === null ? null : control.readTcpInfo(fd);
+    let plan: BurstPlan | null = null;
+    let body = payload;
+    let pacer: BurstPacer | null = null;
+    if (rateBytesPerS !== null) {
+      const mssBytes = start?.sndMssBytes || FALLBACK_MSS_BYTES;
+      plan = planBursts({
+        mode: options.burstMode,
+        burstPackets: options.burstPackets,
+        rateBytesPerS,
+        mssBytes,
+        kernelTrainPackets: predictKernelTrainPackets({
+          rateBytesPerS,
+          mssBytes,
+          minRttUs: start?.minRttUs ?? 0,
+          kernel: this.#ctx.kernel,
+          device: this.#ctx.devices.forLocalAddress(socket.localAddress),
+        }),
+      });
+      metrics.pacedResponses.inc({ mechanism: plan.mechanism });
+      if (plan.mechanism === 'app') {
+        pacer = new BurstPacer({ rateBytesPerS, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes });
+        // Errors surface through the pacer, which fastify is sending.
+        pipeline(payload as Readable, pacer, () => {});
+        body = pacer;
+      }
+    }
+    reply.header('server-timing', `pace;dur=${appliedRateKbps ?? 0};desc="${outcome}"`);
+    reply.header('timing-allow-origin', '*');
+
+    const response: MediaResponse = {
+      request,
+      reply,
+      socket,
+      state,
+      path: request.url.split('?', 1)[0]!,
+      rate,
+      outcome,
+      appliedRateKbps,
+      rateBytesPerS,
+      plan,
+      pacer,
+      start,
+      startMs: performance.now(),
+      startBytesWritten: socket.bytesWritten ?? 0,
+      aborted: false,
+      remoteAddress: socket.remoteAddress ?? null,
+      remotePort: socket.remotePort ?? null,
+      lastInfo: null,
+      lastNotsentBytes: Infinity,
+      drainTimer: null,
+      done: false,
+    };
+    state.active = response;
+    this.#active.add(response);
+    metrics.activeResponses.set(this.#active.size);
+    reply.raw.once('close', () => {
+      response.aborted = !reply.raw.writableFinished;
+      if (response.aborted) this.#finish(response, null);
+      else this.#waitForDrain(response);
+    });
+    return body;
+  }
+
+  #waitForDrain(response: MediaResponse): void {
+    response.drainTimer = null;
+    if (response.done) return;
+    const fd = socketFd(response.socket);
+    if (fd === null) return this.#finish(response, null);
+    const info = this.#ctx.control.readTcpInfo(fd);
+    if (info !== null) response.lastInfo = info;
+    if (info === null || info.notsentBytes === 0 || performance.now() - response.startMs > MAX_DRAIN_MS) {
+      return this.#finish(response, info);
+    }
+    if (info.notsentBytes < response.lastNotsentBytes) {
+      // Node counts the kernel draining its buffer as idleness: keep a tail that is
+      // still moving from being cut by the keep-alive timer.
+      response.socket.setTimeout(this.#ctx.options.limits.keepAliveTimeoutMs);
+    }
+    response.lastNotsentBytes = info.notsentBytes;
+    const rate = response.rateBytesPerS ?? (info.deliveryRateBytesPerS || UNPACED_DRAIN_RATE_BYTES_PER_S);
+    const waitMs = Math.min(DRAIN_POLL_MAX_MS, Math.max(DRAIN_POLL_MIN_MS, (info.notsentBytes / rate) * 1000));
+    response.drainTimer = setTimeout(() => this.#waitForDrain(response), waitMs);
+  }
+
+  /** Ends a response's hold on its socket: removes its cap, logs its line. `end`: TCP_INFO if already read. */
+  #finish(response: MediaResponse, end: TcpInfo | null): void {
+    if (response.done) return;
+    response.done = true;
+    if (response.drainTimer !== null) clearTimeout(response.drainTimer);
+    response.drainTimer = null;
+    if (response.pacer !== null && !response.pacer.destroyed && response.aborted) response.pacer.destroy();
+    const { control, metrics } = this.#ctx;
+    const durationMs = performance.now() - response.startMs;
+    const fd = socketFd(response.socket);
+    const endInfo = end ?? (fd === null ? null : control.readTcpInfo(fd)) ?? response.lastInfo;
+    const { state } = response;
+    if (state.active === response) {
+      state.active = null;
+      if (state.paced && fd !== null && this.#setRate(fd, UNLIMITED_PACING_RATE)) state.paced = false;
+    }
+    this.#active.delete(response);
+    metrics.activeResponses.set(this.#active.size);
+
+    const raw = response.reply.raw as unknown as { _header?: string | null };
+    const headerBytes = typeof raw._header === 'string' ? Buffer.byteLength(raw._header) : 0;
+    const bytes = Math.max(0, (response.socket.bytesWritten ?? 0) - response.startBytesWritten - headerBytes);
+    metrics.mediaBytes.inc(bytes);
+    if (response.outcome === 'paced' && !response.aborted && durationMs > 0 && bytes > 0) {
+      const achievedKbps = bytesPerSToKbps(bytes / (durationMs / 1000));
+      metrics.requestedRateKbps.observe(response.appliedRateKbps!);
+      metrics.achievedRateKbps.observe(achievedKbps);
+      metrics.achievedRatio.observe(achievedKbps / response.appliedRateKbps!);
+    }
+    const telemetry = buildTelemetry({
+      path: response.path,
+      status: response.reply.statusCode,
+      bytes,
+      durationMs,
+      rtpKbps: response.rate.rtpKbps,
+      appliedRateKbps: response.appliedRateKbps,
+      pacing: response.outcome,
+      burstPackets: this.#ctx.options.burstPackets,
+      plan: response.plan,
+      start: response.start,
+      end: endInfo,
+      remoteAddress: response.remoteAddress,
+      remotePort: response.remotePort,
+      aborted: response.aborted,
+      cmcdProblem: response.rate.problem,
+    });
+    response.request.log.info(telemetry, 'media response');
+  }
+}

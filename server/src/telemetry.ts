@@ -1,0 +1,107 @@
+// One structured log line per media response (the lab reads these back from
+// --log FILE). Field names carry their units; TCP fields come from TCP_INFO read
+// when the response started and when its last byte left the socket.
+import type { BurstPlan } from './burst.js';
+import type { TcpInfo } from './tcpinfo.js';
+import { bytesPerSToKbps } from './units.js';
+
+/** What the Server-Timing `desc` and the log say about pacing. */
+export type PacingOutcome =
+  /** SO_MAX_PACING_RATE set to the clamped rtp for this response. */
+  | 'paced'
+  /** The request asked for no rate (or its CMCD was ignored). */
+  | 'unpaced'
+  /** The server runs with --pacing off. */
+  | 'disabled'
+  /** The request asked for a rate but setsockopt is unavailable or failed. */
+  | 'unavailable';
+
+export interface ResponseTelemetry {
+  msg: 'media response';
+  /** Milliseconds since the epoch when the line was written (pino's `time`). */
+  time: number;
+  /** URL path, without the query string. */
+  path: string;
+  status: number;
+  /** Response body bytes handed to the socket. */
+  bytes: number;
+  /** From the first byte queued to the last byte sent (not acknowledged). */
+  durationMs: number;
+  /** rtp as requested (kbps, before clamping); null if none or ignored. */
+  rtpKbps: number | null;
+  /** The rate applied (kbps, clamped to [min, max]); null if unpaced. */
+  appliedRateKbps: number | null;
+  pacing: PacingOutcome;
+  /** bytes / durationMs, in kbps. */
+  achievedRateKbps: number | null;
+  /** The --burst-packets knob. */
+  burstPackets: number;
+  /** How the trains were shaped: the kernel's own, or application-timed writes; null if unpaced. */
+  burstMechanism: BurstPlan['mechanism'] | null;
+  /** Upper bound on back-to-back packets this response was planned with; null if unpaced. */
+  trainPackets: number | null;
+  /** Smoothed RTT when the response ended. */
+  rttUs: number | null;
+  minRttUs: number | null;
+  /** Retransmitted segments during this response. */
+  retransmits: number | null;
+  /** Retransmitted segments over the connection's life. */
+  totalRetrans: number | null;
+  /** The kernel's last delivery-rate sample. */
+  deliveryRateBytesPerS: number | null;
+  /** Bytes retransmitted during this response. */
+  bytesRetrans: number | null;
+  /** Bytes sent during this response, retransmissions and headers included. */
+  bytesSent: number | null;
+  /** TCP_INFO max_pacing_rate just before the response's cap was removed. */
+  maxPacingRateBytesPerS: number | 'unlimited' | null;
+  cwndPackets: number | null;
+  remoteAddress: string | null;
+  remotePort: number | null;
+  /** The client went away (or the stream failed) before the last byte. */
+  aborted: boolean;
+  /** Why CMCD was ignored or what was noted about it. */
+  cmcdProblem: string | null;
+}
+
+export type TelemetryInputs = Pick<
+  ResponseTelemetry,
+  'path' | 'status' | 'bytes' | 'durationMs' | 'rtpKbps' | 'appliedRateKbps' | 'pacing' | 'burstPackets' | 'remoteAddress' | 'remotePort' | 'aborted' | 'cmcdProblem'
+> & {
+  plan: BurstPlan | null;
+  /** TCP_INFO when the response started and when it ended (null if unreadable). */
+  start: TcpInfo | null;
+  end: TcpInfo | null;
+};
+
+/** The log line's fields (pino adds `time`, `msg` and `level`). */
+export function buildTelemetry(i: TelemetryInputs): Omit<ResponseTelemetry, 'time' | 'msg'> {
+  const { start, end } = i;
+  const both = start !== null && end !== null;
+  return {
+    path: i.path,
+    status: i.status,
+    bytes: i.bytes,
+    durationMs: Math.round(i.durationMs * 1000) / 1000,
+    rtpKbps: i.rtpKbps,
+    appliedRateKbps: i.appliedRateKbps,
+    pacing: i.pacing,
+    achievedRateKbps: i.durationMs > 0 && i.bytes > 0 ? Math.round(bytesPerSToKbps(i.bytes / (i.durationMs / 1000))) : null,
+    burstPackets: i.burstPackets,
+    burstMechanism: i.plan?.mechanism ?? null,
+    trainPackets: i.plan?.trainPackets ?? null,
+    rttUs: end?.rttUs ?? null,
+    minRttUs: end?.minRttUs ?? null,
+    retransmits: both ? end.totalRetrans - start.totalRetrans : null,
+    totalRetrans: end?.totalRetrans ?? null,
+    deliveryRateBytesPerS: end?.deliveryRateBytesPerS ?? null,
+    bytesRetrans: both ? end.bytesRetrans - start.bytesRetrans : null,
+    bytesSent: both ? end.bytesSent - start.bytesSent : null,
+    maxPacingRateBytesPerS: end === null ? null : (end.maxPacingRateBytesPerS ?? 'unlimited'),
+    cwndPackets: end?.sndCwndPackets ?? null,
+    remoteAddress: i.remoteAddress,
+    remotePort: i.remotePort,
+    aborted: i.aborted,
+    cmcdProblem: i.cmcdProblem,
+  };
+}

@@ -1,0 +1,198 @@
+// Real sockets on 127.0.0.1, port 0: servers built with buildApp() and listening,
+// clients that time what they receive, and raw connections for hostile input.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type AppDependencies } from '../src/app.js';
+import type { ServerOptionsInput } from '../src/options.js';
+import type { ResponseTelemetry } from '../src/telemetry.js';
+
+export const MB = 1_000_000;
+
+/** A temporary folder holding the given files (relative path -> content). */
+export function makeDir(files: Record<string, Buffer | string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sammy-server-test-'));
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), content);
+  }
+  return dir;
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export function randomFile(bytes: number): Buffer {
+  return randomBytes(bytes);
+}
+
+/** Collects the server's JSON log lines. */
+export class LogCapture {
+  readonly lines: Array<Record<string, unknown>> = [];
+
+  write(line: string): void {
+    this.lines.push(JSON.parse(line) as Record<string, unknown>);
+  }
+
+  media(): ResponseTelemetry[] {
+    return this.lines.filter((l) => l['msg'] === 'media response') as unknown as ResponseTelemetry[];
+  }
+
+  /** Resolves with the first media response line matching, waiting up to timeoutMs. */
+  async waitForMedia(match: (t: ResponseTelemetry) => boolean, timeoutMs = 5000): Promise<ResponseTelemetry> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.media().find(match);
+      if (found !== undefined) return found;
+      if (Date.now() > deadline) throw new Error(`no matching "media response" line within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  port: number;
+  logs: LogCapture;
+  close(): Promise<void>;
+}
+
+export async function startServer(input: ServerOptionsInput, deps: AppDependencies = {}): Promise<RunningServer> {
+  const logs = new LogCapture();
+  const app = await buildApp({ logLevel: 'info', ...input }, { logStream: logs, ...deps });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address() as net.AddressInfo;
+  return { app, port: address.port, logs, close: () => app.close() };
+}
+
+export interface TimedResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  bytes: number;
+  body: Buffer | null;
+  elapsedMs: number;
+  localPort: number;
+  /** Bytes per second from the moment `markBytes` had arrived to the last byte. */
+  rateAfterMarkBytesPerS: number;
+}
+
+export interface GetOptions {
+  headers?: Record<string, string>;
+  agent?: http.Agent;
+  /** Rate is measured beyond this many bytes (past TCP's unpaced initial window). */
+  markBytes?: number;
+  keepBody?: boolean;
+  method?: string;
+}
+
+/** GET with a timeline of arrival, for rates measured by the receiver. */
+export function timedGet(port: number, path: string, o: GetOptions = {}): Promise<TimedResponse> {
+  const markBytes = o.markBytes ?? MB;
+  return new Promise((resolve, reject) => {
+    const startMs = performance.now();
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers: o.headers ?? {}, agent: o.agent ?? false },
+      (res) => {
+        let bytes = 0;
+        let markMs: number | null = null;
+        let bytesAtMark = 0;
+        const chunks: Buffer[] = [];
+        const localPort = res.socket.localPort ?? -1;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (o.keepBody) chunks.push(chunk);
+          if (markMs === null && bytes >= markBytes) {
+            markMs = performance.now();
+            bytesAtMark = bytes;
+          }
+        });
+        res.on('end', () => {
+          const endMs = performance.now();
+          const spanS = markMs === null ? 0 : (endMs - markMs) / 1000;
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            bytes,
+            body: o.keepBody ? Buffer.concat(chunks) : null,
+            elapsedMs: endMs - startMs,
+            localPort,
+            rateAfterMarkBytesPerS: spanS > 0 ? (bytes - bytesAtMark) / spanS : Infinity,
+          });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export interface RawResult {
+  /** Status code of the first response, or null if the server answered nothing. */
+  status: number | null;
+  text: string;
+  /** The server closed the connection. */
+  closed: boolean;
+  elapsedMs: number;
+}
+
+/**
+ * Writes bytes to a fresh connection exactly as given (no client-side checks or
+ * normalisation) and collects what comes back until the server closes or
+ * `waitMs` passes.
+ */
+export function rawExchange(port: number, request: string | Buffer, waitMs = 2000): Promise<RawResult> {
+  return new Promise((resolve) => {
+    const startMs = performance.now();
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let closed = false;
+    const done = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      const text = Buffer.concat(chunks).toString('latin1');
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+      resolve({ status: m ? Number(m[1]) : null, text, closed, elapsedMs: performance.now() - startMs });
+    };
+    const timer = setTimeout(done, waitMs);
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('end', () => {
+      closed = true;
+      done();
+    });
+    socket.on('error', () => {
+      closed = true;
+      done();
+    });
+    socket.write(request);
+  });
+}
+
+/** A plain GET request's head (HTTP/1.1, closes after the response). */
+export function requestHead(path: string, extraHeaders = ''): string {
+  return `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${extraHeaders}\r\n`;
+}
+
+/** Active handles and requests of this process by type (timers, sockets...). */
+export function activeResources(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const type of process.getActiveResourcesInfo()) counts[type] = (counts[type] ?? 0) + 1;
+  return counts;
+}
+
+export async function sleep(ms: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, ms));
+}
+
+/** One Prometheus sample's value from /metrics text, e.g. metricValue(text, 'sammy_media_responses_active'). */
+export function metricValue(text: string, series: string): number | null {
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
+  }
+  return null;
+}
