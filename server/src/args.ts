@@ -9,6 +9,28 @@ export const USAGE = `usage: npm run serve -- --media DIR [--port ${DEFAULT_SERV
   [--min-rate-kbps ${DEFAULT_SERVER_OPTIONS.minRateKbps}] [--max-rate-kbps ${DEFAULT_SERVER_OPTIONS.maxRateKbps}]
   [--log FILE] [--log-level fatal|error|warn|info|debug|silent] [--player DIR] [--cors-origin ORIGIN|*]`;
 
+/** The flag that sets each option, so a refused value is reported as the user typed it. */
+export const FLAG_OF_OPTION: Record<string, string> = {
+  mediaDir: '--media',
+  playerDir: '--player',
+  port: '--port',
+  host: '--host',
+  burstPackets: '--burst-packets',
+  burstMode: '--burst-mode',
+  pacing: '--pacing',
+  minRateKbps: '--min-rate-kbps',
+  maxRateKbps: '--max-rate-kbps',
+  logFile: '--log',
+  logLevel: '--log-level',
+  corsOrigin: '--cors-origin',
+};
+
+/** An error message in terms of the command line. */
+export function cliMessage(err: ServerError): string {
+  const flag = err.option === null ? undefined : FLAG_OF_OPTION[err.option];
+  return flag === undefined ? err.message : err.message.replace(`invalid ${err.option}:`, `invalid ${flag}:`);
+}
+
 /** A CLI number: the option validator reports ranges, this only rejects non-numbers. */
 function numberArg(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;

@@ -5,7 +5,7 @@
  *   [--log FILE] [--log-level info] [--player DIR] [--cors-origin ORIGIN|*]
  */
 import { buildApp } from './app.js';
-import { parseCli, USAGE } from './args.js';
+import { cliMessage, parseCli, USAGE } from './args.js';
 import { ServerError } from './errors.js';
 
 async function main(): Promise<void> {
@@ -34,6 +34,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const code = err instanceof ServerError ? err.code : ((err as { code?: string }).code ?? 'SAMMY_SERVER_ERROR');
-  console.error(`serve: ${code}: ${(err as Error).message}`);
+  const message = err instanceof ServerError ? cliMessage(err) : (err as Error).message;
+  console.error(`serve: ${code}: ${message}`);
   process.exit(2);
 });

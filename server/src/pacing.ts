@@ -108,7 +108,11 @@ export class PacingController {
       const created: SocketState = { paced: false, active: null };
       this.#sockets.set(socket, created);
       socket.once('close', () => {
-        if (created.active !== null) this.#finish(created.active, null);
+        const response = created.active;
+        if (response === null) return;
+        // Gone before its tail was seen to leave: the client did not get it all.
+        if (response.lastInfo?.notsentBytes !== 0) response.aborted = true;
+        this.#finish(response, null);
       });
       // A client that closes on the last byte takes the descriptor with it: read the
       // connection's final TCP_INFO while it is still there.

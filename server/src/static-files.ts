@@ -25,6 +25,10 @@ export async function sendFromDir(
   urlPath: string,
   headers: (reply: FastifyReply, filePath: string) => void,
 ): Promise<FastifyReply> {
+  if (urlPath.endsWith('/')) {
+    reply.callNotFound();
+    return reply;
+  }
   const result = await send(request.raw, urlPath, { ...SEND_OPTIONS, root });
   if (result.type === 'directory' || (result.type === 'error' && result.statusCode === 404)) {
     result.stream.destroy();

@@ -1,0 +1,124 @@
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { BurstPacer } from '../src/burst-pacer.js';
+import {
+  APP_MIN_BURST_INTERVAL_MS,
+  DEFAULT_DEVICE_GSO,
+  DEFAULT_KERNEL_TSO,
+  planBursts,
+  predictKernelTrainPackets,
+  type KernelTrainInputs,
+} from '../src/burst.js';
+import { activeResources, sleep } from './helpers.js';
+
+const MSS = 1448;
+const BBR = { ...DEFAULT_KERNEL_TSO, congestionControl: 'bbr' };
+const veth = (o: Partial<KernelTrainInputs>): KernelTrainInputs => ({
+  rateBytesPerS: 2_000_000,
+  mssBytes: MSS,
+  minRttUs: 40,
+  kernel: BBR,
+  device: DEFAULT_DEVICE_GSO,
+  ...o,
+});
+
+describe('predictKernelTrainPackets (tcp_tso_autosize)', () => {
+  test('microsecond RTT: a full 64 KB skb (45 packets) at any rate, as measured on veth (FACTS.md)', () => {
+    expect(predictKernelTrainPackets(veth({ rateBytesPerS: 2_000_000 }))).toBe(45);
+    expect(predictKernelTrainPackets(veth({ rateBytesPerS: 8_000_000 }))).toBe(45);
+  });
+
+  test('5 ms RTT: about 1 ms of the rate, at least bbr\'s 2 segments (FACTS.md: 2-packet trains at 2 MB/s)', () => {
+    expect(predictKernelTrainPackets(veth({ minRttUs: 5000 }))).toBe(2);
+    expect(predictKernelTrainPackets(veth({ minRttUs: 5000, rateBytesPerS: 8_000_000 }))).toBe(5);
+    expect(predictKernelTrainPackets(veth({ minRttUs: 5000, rateBytesPerS: 100_000 }))).toBe(1);
+  });
+
+  test('cubic honours tcp_min_tso_segs; gso_max_segs caps every train', () => {
+    const cubic = { ...DEFAULT_KERNEL_TSO, congestionControl: 'cubic', minTsoSegs: 8 };
+    expect(predictKernelTrainPackets(veth({ minRttUs: 5000, kernel: cubic }))).toBe(8);
+    expect(predictKernelTrainPackets(veth({ device: { gsoMaxSize: 65536, gsoMaxSegs: 4 } }))).toBe(4);
+    expect(predictKernelTrainPackets(veth({ device: { gsoMaxSize: 65536, gsoMaxSegs: 1 } }))).toBe(1);
+  });
+
+  test('loopback (64 KB MSS): one or two segments', () => {
+    expect(predictKernelTrainPackets(veth({ mssBytes: 65483, minRttUs: 10, rateBytesPerS: 5_000_000 }))).toBe(2);
+  });
+});
+
+describe('planBursts', () => {
+  const base = { burstPackets: 4, rateBytesPerS: 2_000_000, mssBytes: MSS, kernelTrainPackets: 45 };
+
+  test('auto: the kernel when its trains are short enough, else N x MSS writes', () => {
+    expect(planBursts({ ...base, mode: 'auto', kernelTrainPackets: 4 })).toEqual({ mechanism: 'kernel', trainPackets: 4 });
+    const app = planBursts({ ...base, mode: 'auto' });
+    expect(app).toMatchObject({ mechanism: 'app', chunkBytes: 4 * MSS, trainPackets: 4, strict: true });
+    expect(app.mechanism === 'app' && app.intervalMs).toBeCloseTo(((4 * MSS) / 2_000_000) * 1000, 6);
+  });
+
+  test('too fast for timers: about 1 ms of data per write, or the kernel if that is no worse', () => {
+    const fast = planBursts({ ...base, mode: 'auto', rateBytesPerS: 8_000_000 });
+    expect(fast).toMatchObject({ mechanism: 'app', strict: false, chunkBytes: 6 * MSS, trainPackets: 12 });
+    expect(planBursts({ ...base, mode: 'auto', rateBytesPerS: 8_000_000, kernelTrainPackets: 10 })).toEqual({ mechanism: 'kernel', trainPackets: 10 });
+    expect(((4 * MSS) / 8_000_000) * 1000).toBeLessThan(APP_MIN_BURST_INTERVAL_MS);
+  });
+
+  test('forced modes', () => {
+    expect(planBursts({ ...base, mode: 'kernel' })).toEqual({ mechanism: 'kernel', trainPackets: 45 });
+    expect(planBursts({ ...base, mode: 'app', kernelTrainPackets: 2 })).toMatchObject({ mechanism: 'app', trainPackets: 4, strict: true });
+  });
+});
+
+/** Pipes `bytes` through a pacer; returns the write sizes and times (ms) downstream saw. */
+async function paced(bytes: number, pacer: BurstPacer): Promise<{ sizes: number[]; timesMs: number[] }> {
+  const sizes: number[] = [];
+  const timesMs: number[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _e, cb) {
+      sizes.push(chunk.length);
+      timesMs.push(performance.now());
+      cb();
+    },
+  });
+  const source = Readable.from([Buffer.alloc(bytes / 2, 1), Buffer.alloc(bytes / 2, 2)]);
+  await pipeline(source, pacer, sink);
+  return { sizes, timesMs };
+}
+
+describe('BurstPacer', () => {
+  test('strict: writes of exactly N x MSS, spaced by N x MSS / rate, content intact', async () => {
+    const chunk = 4 * MSS;
+    const rate = 1_000_000; // 5.8 ms per chunk
+    const { sizes, timesMs } = await paced(20 * chunk, new BurstPacer({ rateBytesPerS: rate, chunkBytes: chunk, strict: true, mssBytes: MSS }));
+    expect(sizes).toEqual(Array(20).fill(chunk));
+    const gaps = timesMs.slice(1).map((t, i) => t - timesMs[i]!);
+    const intervalMs = (chunk / rate) * 1000;
+    // Never two bursts together: a late timer shortens the next wait to no less than half.
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(intervalMs / 2 - 0.5);
+    // And never faster than the rate overall.
+    expect(timesMs.at(-1)! - timesMs[0]!).toBeGreaterThanOrEqual(19 * intervalMs - 1);
+  });
+
+  test('non-strict: whole-packet writes of one to two chunks', async () => {
+    const chunk = 6 * MSS;
+    const { sizes } = await paced(60 * chunk, new BurstPacer({ rateBytesPerS: 8_000_000, chunkBytes: chunk, strict: false, mssBytes: MSS }));
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(60 * chunk);
+    for (const size of sizes.slice(0, -1)) {
+      expect(size % MSS).toBe(0);
+      expect(size).toBeGreaterThanOrEqual(chunk);
+      expect(size).toBeLessThanOrEqual(2 * chunk);
+    }
+  });
+
+  test('destroyed mid-body: its timer is gone', async () => {
+    await sleep(20);
+    const before = activeResources()['Timeout'] ?? 0;
+    const pacer = new BurstPacer({ rateBytesPerS: 10_000, chunkBytes: 1000, strict: true, mssBytes: 1000 });
+    pacer.on('error', () => {});
+    pacer.write(Buffer.alloc(10_000));
+    await sleep(20);
+    expect(activeResources()['Timeout'] ?? 0).toBe(before + 1);
+    pacer.destroy();
+    expect(activeResources()['Timeout'] ?? 0).toBe(before);
+  });
+});

@@ -1,0 +1,79 @@
+import { encodeCmcd, toCmcdHeaders } from '@svta/cml-cmcd';
+import { clampRateKbps, readRateRequest } from '../src/cmcd.js';
+import { kbpsToBytesPerS } from '../src/units.js';
+
+const MAX_BYTES = 2048;
+
+describe('readRateRequest', () => {
+  test('reads rtp from the CMCD-Status header as encoded by @svta/cml-cmcd (what dash.js sends)', () => {
+    const headers = Object.fromEntries(
+      Object.entries(toCmcdHeaders({ rtp: 12_300, bl: 8000, ot: 'v', sid: 's-1' } as never)).map(([k, v]) => [k.toLowerCase(), v]),
+    );
+    expect(headers['cmcd-status']).toContain('rtp=12300');
+    expect(readRateRequest(headers, '', MAX_BYTES)).toEqual({ rtpKbps: 12_300, source: 'header', problem: null });
+  });
+
+  test('reads the query form', () => {
+    const query = `foo=1&CMCD=${encodeURIComponent(encodeCmcd({ rtp: 4000, br: 1050 } as never))}`;
+    expect(readRateRequest({}, query, MAX_BYTES)).toEqual({ rtpKbps: 4000, source: 'query', problem: null });
+  });
+
+  test('headers win over the query when both are present, even without rtp', () => {
+    expect(readRateRequest({ 'cmcd-status': 'rtp=8000' }, 'CMCD=rtp%3D2000', MAX_BYTES).rtpKbps).toBe(8000);
+    expect(readRateRequest({ 'cmcd-request': 'bl=2000' }, 'CMCD=rtp%3D2000', MAX_BYTES)).toEqual({ rtpKbps: null, source: 'header', problem: null });
+  });
+
+  test('no CMCD: no request', () => {
+    expect(readRateRequest({ accept: '*/*' }, 'a=b', MAX_BYTES)).toEqual({ rtpKbps: null, source: null, problem: null });
+  });
+
+  test('version 1 (no v), 1 and 2 are understood; a newer version is ignored (CTA-5004 section 6)', () => {
+    expect(readRateRequest({ 'cmcd-status': 'rtp=500' }, '', MAX_BYTES).rtpKbps).toBe(500);
+    expect(readRateRequest({ 'cmcd-status': 'rtp=500', 'cmcd-session': 'v=2' }, '', MAX_BYTES).rtpKbps).toBe(500);
+    const newer = readRateRequest({ 'cmcd-status': 'rtp=500', 'cmcd-session': 'v=3' }, '', MAX_BYTES);
+    expect(newer.rtpKbps).toBeNull();
+    expect(newer.problem).toContain('version 3 is newer than 2');
+    expect(readRateRequest({ 'cmcd-session': 'v="2"', 'cmcd-status': 'rtp=500' }, '', MAX_BYTES).rtpKbps).toBeNull();
+  });
+
+  test.each([
+    ['rtp=abc', 'not a positive integer'],
+    ['rtp=0', 'not a positive integer'],
+    ['rtp=-1', 'not a positive integer'],
+    ['rtp=2.5', 'not a positive integer'],
+    ['rtp', 'not a positive integer'],
+    ['rtp=(1 2)', 'not a positive integer'],
+    ['rtp=100;x=1', 'not a positive integer'],
+    ['rtp=1e30', 'not a structured-field dictionary'],
+    ['rtp=,,', 'not a structured-field dictionary'],
+  ])('%s is ignored: %s', (text, problem) => {
+    const r = readRateRequest({ 'cmcd-status': text }, '', MAX_BYTES);
+    expect(r.rtpKbps).toBeNull();
+    expect(r.problem).toContain(problem);
+  });
+
+  test('duplicated keys: the last wins (RFC 8941 4.2.2), noted', () => {
+    const r = readRateRequest({ 'cmcd-status': 'rtp=1000, bs, rtp=3000' }, '', MAX_BYTES);
+    expect(r.rtpKbps).toBe(3000);
+    expect(r.problem).toBe('rtp given 2 times: the last value (3000) is used');
+  });
+
+  test('a payload over the size limit is ignored whole', () => {
+    const r = readRateRequest({ 'cmcd-status': `rtp=1000,sid="${'a'.repeat(MAX_BYTES)}"` }, '', MAX_BYTES);
+    expect(r).toMatchObject({ rtpKbps: null, source: 'header' });
+    expect(r.problem).toContain(`exceeds ${MAX_BYTES}`);
+  });
+});
+
+describe('rate units', () => {
+  test('clamps to [min, max]', () => {
+    expect(clampRateKbps(50, 100, 1000)).toBe(100);
+    expect(clampRateKbps(500, 100, 1000)).toBe(500);
+    expect(clampRateKbps(5000, 100, 1000)).toBe(1000);
+  });
+
+  test('kbps are 1000 bits per second (CTA-5004)', () => {
+    expect(kbpsToBytesPerS(40_000)).toBe(5_000_000);
+    expect(kbpsToBytesPerS(100)).toBe(12_500);
+  });
+});
