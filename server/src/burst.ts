@@ -67,6 +67,15 @@ export const APP_MIN_BURST_INTERVAL_MS = 2;
 /** In the too-fast regime the writer wakes about this often and writes what it owes. */
 export const APP_TIMER_MS = 1;
 
+/**
+ * With application-timed bursts the writer holds the rate, and the kernel's cap is
+ * this multiple of it: at the plain rate the kernel would hold a burst back while
+ * the next one arrives and send both as one train. The writer never catches up
+ * faster than twice the rate (bursts at least half an interval apart), so the cap
+ * also bounds what a late timer can do.
+ */
+export const APP_KERNEL_CAP_FACTOR = 2;
+
 export type BurstPlan =
   | { mechanism: 'kernel'; trainPackets: number }
   | {

@@ -20,7 +20,7 @@ export interface ServerMetrics {
 
 export function createMetrics(): ServerMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'sammy_' });
+  collectDefaultMetrics({ register: registry, prefix: 'sammy_', eventLoopMonitoringPrecision: 100 });
   const registers = [registry];
   return {
     registry,

@@ -8,7 +8,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { BurstPacer } from './burst-pacer.js';
-import { planBursts, predictKernelTrainPackets, type BurstPlan, type KernelTsoSettings } from './burst.js';
+import { APP_KERNEL_CAP_FACTOR, planBursts, predictKernelTrainPackets, type BurstPlan, type KernelTsoSettings } from './burst.js';
 import { clampRateKbps, readRateRequest, type RateRequest } from './cmcd.js';
 import type { DeviceGsoTable } from './kernel-settings.js';
 import type { ServerMetrics } from './metrics.js';
@@ -125,6 +125,28 @@ export class PacingController {
     return state;
   }
 
+  #mssOf(start: TcpInfo | null): number {
+    return start?.sndMssBytes || FALLBACK_MSS_BYTES;
+  }
+
+  #planFor(socket: Socket, start: TcpInfo | null, rateBytesPerS: number): BurstPlan {
+    const mssBytes = this.#mssOf(start);
+    const { options, kernel, devices } = this.#ctx;
+    return planBursts({
+      mode: options.burstMode,
+      burstPackets: options.burstPackets,
+      rateBytesPerS,
+      mssBytes,
+      kernelTrainPackets: predictKernelTrainPackets({
+        rateBytesPerS,
+        mssBytes,
+        minRttUs: start?.minRttUs ?? 0,
+        kernel,
+        device: devices.forLocalAddress(socket.localAddress),
+      }),
+    });
+  }
+
   #setRate(fd: number, rateBytesPerS: bigint): boolean {
     const result = this.#ctx.control.setMaxPacingRate(fd, rateBytesPerS);
     if (result.ok) return true;
@@ -153,47 +175,36 @@ export class PacingController {
 
     const fd = socketFd(socket);
     const hasBody = request.method === 'GET' && (reply.statusCode === 200 || reply.statusCode === 206) && isReadable(payload);
+    const start = fd === null ? null : control.readTcpInfo(fd);
     let outcome: PacingOutcome = 'unpaced';
     let appliedRateKbps: number | null = null;
     let rateBytesPerS: number | null = null;
+    let plan: BurstPlan | null = null;
     if (rate.rtpKbps !== null && hasBody) {
       if (!options.pacing) outcome = 'disabled';
       else if (fd === null || !control.available) outcome = 'unavailable';
       else {
         const kbps = clampRateKbps(rate.rtpKbps, options.minRateKbps, options.maxRateKbps);
         const bytesPerS = kbpsToBytesPerS(kbps);
-        if (this.#setRate(fd, BigInt(Math.round(bytesPerS)))) {
+        const candidate = this.#planFor(socket, start, bytesPerS);
+        const capBytesPerS = candidate.mechanism === 'app' ? APP_KERNEL_CAP_FACTOR * bytesPerS : bytesPerS;
+        if (this.#setRate(fd, BigInt(Math.round(capBytesPerS)))) {
           outcome = 'paced';
           appliedRateKbps = kbps;
           rateBytesPerS = bytesPerS;
+          plan = candidate;
           state.paced = true;
         } else outcome = 'unavailable';
       }
     }
     if (outcome !== 'paced' && state.paced && fd !== null && this.#setRate(fd, UNLIMITED_PACING_RATE)) state.paced = false;
 
-    const start = fd === null ? null : control.readTcpInfo(fd);
-    let plan: BurstPlan | null = null;
     let body = payload;
     let pacer: BurstPacer | null = null;
-    if (rateBytesPerS !== null) {
-      const mssBytes = start?.sndMssBytes || FALLBACK_MSS_BYTES;
-      plan = planBursts({
-        mode: options.burstMode,
-        burstPackets: options.burstPackets,
-        rateBytesPerS,
-        mssBytes,
-        kernelTrainPackets: predictKernelTrainPackets({
-          rateBytesPerS,
-          mssBytes,
-          minRttUs: start?.minRttUs ?? 0,
-          kernel: this.#ctx.kernel,
-          device: this.#ctx.devices.forLocalAddress(socket.localAddress),
-        }),
-      });
+    if (plan !== null) {
       metrics.pacedResponses.inc({ mechanism: plan.mechanism });
       if (plan.mechanism === 'app') {
-        pacer = new BurstPacer({ rateBytesPerS, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes });
+        pacer = new BurstPacer({ rateBytesPerS: rateBytesPerS!, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) });
         // Errors surface through the pacer, which fastify is sending.
         pipeline(payload as Readable, pacer, () => {});
         body = pacer;

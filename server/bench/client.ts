@@ -1,0 +1,91 @@
+// The bench's client, run inside the client namespace:
+//   node --import tsx bench/client.ts '<json ClientJob>'
+// prints one JSON line with what it measured.
+import http from 'node:http';
+
+export type ClientJob =
+  | {
+      kind: 'get';
+      url: string;
+      headers: Record<string, string>;
+      /** The rate is measured from the moment this many bytes have arrived. */
+      markBytes: number;
+    }
+  | {
+      kind: 'load';
+      urls: string[];
+      headers: Record<string, string>;
+      /** Concurrent keep-alive connections, each fetching the URLs in turn. */
+      connections: number;
+      /** Stop once this many body bytes have arrived (or after maxS). */
+      targetBytes: number;
+      maxS: number;
+    };
+
+export interface GetResult {
+  status: number;
+  bytes: number;
+  rateAfterMarkBytesPerS: number;
+  localPort: number;
+}
+
+export interface LoadResult {
+  bytes: number;
+  requests: number;
+  elapsedS: number;
+}
+
+function get(url: string, headers: Record<string, string>, agent: http.Agent | false, markBytes: number): Promise<GetResult> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers, agent }, (res) => {
+        let bytes = 0;
+        let markMs: number | null = null;
+        let bytesAtMark = 0;
+        const localPort = res.socket.localPort ?? -1;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (markMs === null && bytes >= markBytes) {
+            markMs = performance.now();
+            bytesAtMark = bytes;
+          }
+        });
+        res.on('end', () => {
+          const spanS = markMs === null ? 0 : (performance.now() - markMs) / 1000;
+          resolve({
+            status: res.statusCode ?? 0,
+            bytes,
+            rateAfterMarkBytesPerS: spanS > 0 ? (bytes - bytesAtMark) / spanS : 0,
+            localPort,
+          });
+        });
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+async function load(job: Extract<ClientJob, { kind: 'load' }>): Promise<LoadResult> {
+  const startMs = performance.now();
+  const deadlineMs = startMs + job.maxS * 1000;
+  let bytes = 0;
+  let requests = 0;
+  const worker = async (index: number): Promise<void> => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    let i = index;
+    while (bytes < job.targetBytes && performance.now() < deadlineMs) {
+      const r = await get(job.urls[i % job.urls.length]!, job.headers, agent, Infinity);
+      if (r.status !== 200) throw new Error(`status ${r.status}`);
+      bytes += r.bytes;
+      requests += 1;
+      i += 1;
+    }
+    agent.destroy();
+  };
+  await Promise.all(Array.from({ length: job.connections }, (_, i) => worker(i)));
+  return { bytes, requests, elapsedS: (performance.now() - startMs) / 1000 };
+}
+
+const job = JSON.parse(process.argv[2] ?? '{}') as ClientJob;
+const result = job.kind === 'get' ? await get(job.url, job.headers, false, job.markBytes) : await load(job);
+process.stdout.write(`${JSON.stringify(result)}\n`);

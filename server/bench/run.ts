@@ -1,0 +1,466 @@
+// npm run bench -w @sammy/server [-- --json FILE]
+//
+// Measured in one run, across a veth pair between two namespaces this process
+// creates (and removes):
+//   1. pacing accuracy: achieved / requested rate from 1 to 100 Mbit/s;
+//   2. burst trains from a tcpdump capture on the sender, N = 1, 4, 8, 40 at 2 and
+//      8 MB/s, for the kernel's own trains, the server's default plan, and the
+//      namespace mechanism (tcp_min_tso_segs + gso_max_segs);
+//   3. server CPU per GB served against Debian's nginx, same files, same clients.
+// Needs root (namespaces, tcpdump). Not part of `npm test`.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { ResponseTelemetry } from '../src/telemetry.js';
+import type { ClientJob, GetResult, LoadResult } from './client.js';
+import { BenchNet, sh } from './netns.js';
+import { parseTcpdump, summarizeTrains, TRAIN_BUCKETS, trainLengths, type TrainSummary } from './trains.js';
+
+const SERVER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const MSS_BYTES = 1448; // veth MTU 1500, IPv4, TCP timestamps
+const MB = 1_000_000;
+const say = (line = ''): void => void process.stdout.write(`${line}\n`);
+
+function hasCommand(cmd: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** Installs a Debian package as root, or says exactly what to run. */
+function ensurePackage(cmd: string, pkg: string): boolean {
+  if (hasCommand(cmd)) return true;
+  if (process.getuid?.() === 0 && hasCommand('apt-get')) {
+    say(`installing ${pkg}: apt-get install -y ${pkg}`);
+    if (spawnSync('apt-get', ['install', '-y', '-q', pkg], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0) {
+      return hasCommand(cmd);
+    }
+  }
+  say(`SKIP: needs ${cmd}; install it with: sudo apt-get install -y ${pkg}`);
+  return false;
+}
+
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** CPU seconds used so far by a process and its children (nginx: master + workers). */
+function cpuSeconds(pid: number): number {
+  const ticksPerS = Number(sh('getconf', ['CLK_TCK']).trim()) || 100;
+  return [pid, ...childPids(pid)].reduce((sum, p) => sum + cpuTicks(p), 0) / ticksPerS;
+}
+
+function waitForLine(child: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
+  return new Promise((resolvePromise, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms: ${buffer.slice(-500)}`)), timeoutMs);
+    child[stream]!.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const m = pattern.exec(buffer);
+      if (m !== null) {
+        clearTimeout(timer);
+        resolvePromise(m);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before ${pattern}: ${buffer.slice(-500)}`)));
+  });
+}
+
+async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill(signal);
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+interface Server {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  logFile: string | null;
+}
+
+const children = new Set<ChildProcess>();
+
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+async function startSammy(net: BenchNet, work: string, mediaDir: string, name: string, args: string[]): Promise<Server> {
+  const logFile = join(work, `${name}.jsonl`);
+  const child = track(
+    spawn(
+      'ip',
+      net.inServer([process.execPath, '--import', 'tsx', 'src/cli.ts', '--media', mediaDir, '--host', net.serverIp, '--port', '0', '--log', logFile, '--log-level', 'warn', ...args]),
+      { cwd: SERVER_DIR, stdio: ['ignore', 'pipe', 'pipe'] },
+    ),
+  );
+  const m = await waitForLine(child, 'stdout', /listening on http:\/\/[^\s]+:(\d+)/, 30_000);
+  return { name, child, pid: child.pid!, port: Number(m[1]), logFile };
+}
+
+async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, limitRateBytesPerS: number | null): Promise<Server> {
+  const prefix = mkdtempSync(join(work, `${name}-`));
+  const conf = join(prefix, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `user root;
+worker_processes 1;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log;
+events { worker_connections 1024; }
+http {
+  access_log ${prefix}/access.log;
+  client_body_temp_path ${prefix}/tmp;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  types { video/mp4 m4s; }
+  server {
+    listen ${net.serverIp}:${port};
+    location /media/ { alias ${mediaDir}/; ${limitRateBytesPerS === null ? '' : `limit_rate ${limitRateBytesPerS};`} }
+  }
+}
+`,
+  );
+  const child = track(spawn('ip', net.inServer(['nginx', '-c', conf, '-p', prefix, '-g', 'daemon off;']), { stdio: ['ignore', 'pipe', 'pipe'] }));
+  // nginx says nothing when it is up: wait until it answers.
+  for (let i = 0; i < 50; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const probe = spawnSync('ip', net.inServer(['bash', '-c', `exec 3<>/dev/tcp/${net.serverIp}/${port}`]), { stdio: 'ignore' });
+    if (probe.status === 0) return { name, child, pid: child.pid!, port, logFile: null };
+  }
+  throw new Error(`nginx did not start: ${readFileSync(join(prefix, 'error.log'), 'utf8').slice(-500)}`);
+}
+
+async function runClient<T>(net: BenchNet, job: ClientJob): Promise<T> {
+  const child = track(spawn('ip', net.inClient([process.execPath, '--import', 'tsx', 'bench/client.ts', JSON.stringify(job)]), { cwd: SERVER_DIR, stdio: ['ignore', 'pipe', 'pipe'] }));
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`client failed (${code}): ${err.slice(-800)}`);
+  return JSON.parse(out.trim().split('\n').at(-1)!) as T;
+}
+
+function telemetry(server: Server): ResponseTelemetry[] {
+  if (server.logFile === null) return [];
+  let text = '';
+  try {
+    text = readFileSync(server.logFile, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((l) => l.includes('"media response"'))
+    .map((l) => JSON.parse(l) as ResponseTelemetry);
+}
+
+async function lineFor(server: Server, localPort: number): Promise<ResponseTelemetry | undefined> {
+  for (let i = 0; i < 40; i++) {
+    const found = telemetry(server).find((t) => t.remotePort === localPort);
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return undefined;
+}
+
+const fmt = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+
+function table(header: string[], rows: string[][]): void {
+  say(`| ${header.join(' | ')} |`);
+  say(`|${header.map(() => '---').join('|')}|`);
+  for (const row of rows) say(`| ${row.join(' | ')} |`);
+}
+
+// ---------------------------------------------------------------- 1. accuracy
+
+const ACCURACY_MBPS = [1, 2, 5, 10, 20, 50, 100];
+
+async function accuracy(net: BenchNet, work: string, mediaDir: string): Promise<unknown> {
+  say('## 1. Pacing accuracy (achieved / requested), client-side rate past the unpaced first 10% of a ~2.5 s transfer');
+  say();
+  const auto = await startSammy(net, work, mediaDir, 'acc-auto', []);
+  const kernel = await startSammy(net, work, mediaDir, 'acc-kernel', ['--burst-mode', 'kernel']);
+  const rows: string[][] = [];
+  const results: unknown[] = [];
+  try {
+    for (const mbps of ACCURACY_MBPS) {
+      const file = `acc-${mbps}.m4s`;
+      const rateBytesPerS = (mbps * MB) / 8;
+      const sizeBytes = Math.round(rateBytesPerS * 2.5);
+      const row: Record<string, unknown> = { requestedMbps: mbps };
+      const cells = [String(mbps)];
+      for (const server of [auto, kernel]) {
+        const r = await runClient<GetResult>(net, {
+          kind: 'get',
+          url: `http://${net.serverIp}:${server.port}/media/${file}`,
+          headers: { 'CMCD-Status': `rtp=${mbps * 1000}` },
+          markBytes: Math.max(64_000, sizeBytes / 10),
+        });
+        if (r.bytes !== sizeBytes) throw new Error(`short body ${r.bytes} of ${sizeBytes}`);
+        const line = await lineFor(server, r.localPort);
+        const ratio = r.rateAfterMarkBytesPerS / rateBytesPerS;
+        const mechanism = line ? `${line.burstMechanism}${line.burstMechanism === 'app' ? ` (<=${line.trainPackets} pkts)` : ''}` : '?';
+        row[server.name] = { achievedMbps: (r.rateAfterMarkBytesPerS * 8) / MB, ratio, mechanism, serverAchievedKbps: line?.achievedRateKbps };
+        cells.push(mechanism, fmt((r.rateAfterMarkBytesPerS * 8) / MB), fmt(ratio, 3));
+      }
+      rows.push(cells);
+      results.push(row);
+    }
+  } finally {
+    await stop(auto.child);
+    await stop(kernel.child);
+  }
+  table(['requested Mbit/s', 'default: mechanism', 'achieved Mbit/s', 'ratio', '--burst-mode kernel: mechanism', 'achieved Mbit/s', 'ratio'], rows);
+  say();
+  return results;
+}
+
+// ---------------------------------------------------------------- 2. bursts
+
+const BURST_N = [1, 4, 8, 40];
+const BURST_RATES_BYTES_PER_S = [2 * MB, 8 * MB];
+
+async function captureTrains(net: BenchNet, work: string, server: Server, file: string, rateBytesPerS: number, n: number): Promise<TrainSummary & { achievedRatio: number }> {
+  const pcap = join(work, `cap-${process.hrtime.bigint()}.pcap`);
+  const dump = track(
+    spawn('ip', net.inServer(['tcpdump', '-i', net.serverDev, '-n', '-U', '-s', '128', '--time-stamp-precision=nano', '-w', pcap, `tcp src port ${server.port}`]), {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    }),
+  );
+  await waitForLine(dump, 'stderr', /listening on/, 10_000);
+  const r = await runClient<GetResult>(net, {
+    kind: 'get',
+    url: `http://${net.serverIp}:${server.port}/media/${file}`,
+    headers: { 'CMCD-Status': `rtp=${(rateBytesPerS * 8) / 1000}` },
+    markBytes: 200_000,
+  });
+  await new Promise((r2) => setTimeout(r2, 200));
+  await stop(dump, 'SIGINT');
+  const text = sh('tcpdump', ['-r', pcap, '-n', '-tt', '--time-stamp-precision=nano']);
+  rmSync(pcap, { force: true });
+  return { ...summarizeTrains(trainLengths(parseTcpdump(text), MSS_BYTES), n), achievedRatio: r.rateAfterMarkBytesPerS / rateBytesPerS };
+}
+
+function bucketCells(s: TrainSummary): string[] {
+  return s.packetShareByBucket.map((share) => (share === 0 ? '.' : pct(share)));
+}
+
+async function bursts(net: BenchNet, work: string, mediaDir: string): Promise<unknown> {
+  say('## 2. Burst trains on the wire (tcpdump on the sender veth; trains = packets < 50 us apart; first 10 packets skipped)');
+  say();
+  say('Share of packets by train length (packets):');
+  say();
+  const header = ['rate', 'N', 'mechanism', 'planned', ...TRAIN_BUCKETS.map(([lo, hi]) => (lo === hi ? `${lo}` : hi === Infinity ? `${lo}+` : `${lo}-${hi}`)), 'max', 'in trains <= N', 'achieved/requested'];
+  const rows: string[][] = [];
+  const results: unknown[] = [];
+  const record = (rate: number, n: number, label: string, planned: string, s: TrainSummary & { achievedRatio: number }): void => {
+    rows.push([`${rate / MB} MB/s`, n === 0 ? 'any' : String(n), label, planned, ...bucketCells(s), String(s.maxPackets), n === 0 ? '-' : pct(s.packetsInTrainsAtMostN), fmt(s.achievedRatio, 3)]);
+    results.push({ rateBytesPerS: rate, n, mechanism: label, planned, ...s });
+  };
+  const planned = async (server: Server): Promise<string> => {
+    await new Promise((r) => setTimeout(r, 300));
+    const last = telemetry(server).at(-1);
+    return last ? `${last.burstMechanism} <=${last.trainPackets}` : '?';
+  };
+
+  // The kernel's own trains (what --burst-mode kernel gives whatever N is).
+  const kernel = await startSammy(net, work, mediaDir, 'burst-kernel', ['--burst-mode', 'kernel']);
+  try {
+    for (const rate of BURST_RATES_BYTES_PER_S) {
+      record(rate, 0, 'kernel, default sysctls', '-', await captureTrains(net, work, kernel, `burst-${rate / MB}.m4s`, rate, 0));
+    }
+  } finally {
+    await stop(kernel.child);
+  }
+  // The server's default plan for each N (application-timed writes where needed).
+  for (const n of BURST_N) {
+    const server = await startSammy(net, work, mediaDir, `burst-auto-${n}`, ['--burst-packets', String(n)]);
+    try {
+      for (const rate of BURST_RATES_BYTES_PER_S) {
+        const s = await captureTrains(net, work, server, `burst-${rate / MB}.m4s`, rate, n);
+        record(rate, n, 'server default (auto)', await planned(server), s);
+      }
+    } finally {
+      await stop(server.child);
+    }
+  }
+  // The namespace mechanism: the server starts after the caps are set, sees them, and leaves it to the kernel.
+  for (const n of BURST_N) {
+    net.setTrainCap(n);
+    const server = await startSammy(net, work, mediaDir, `burst-ns-${n}`, ['--burst-packets', String(n)]);
+    try {
+      for (const rate of BURST_RATES_BYTES_PER_S) {
+        const s = await captureTrains(net, work, server, `burst-${rate / MB}.m4s`, rate, n);
+        record(rate, n, `tcp_min_tso_segs=${n} gso_max_segs=${n}`, await planned(server), s);
+      }
+    } finally {
+      await stop(server.child);
+      net.setTrainCap(null);
+    }
+  }
+  const nOrder = (cell: string): number => (cell === 'any' ? 0 : Number(cell));
+  rows.sort((a, b) => a[0]!.localeCompare(b[0]!, undefined, { numeric: true }) || nOrder(a[1]!) - nOrder(b[1]!));
+  table(header, rows);
+  say();
+  return results;
+}
+
+// ---------------------------------------------------------------- 3. CPU
+
+const CPU_FILES = 16;
+const CPU_CONNECTIONS = 16;
+const CPU_PACE_BYTES_PER_S = 2 * MB; // 16 Mbit/s per connection, the thesis lab's pace range
+
+interface CpuRow {
+  config: string;
+  bytes: number;
+  elapsedS: number;
+  cpuS: number;
+  cpuSPerGB: number;
+}
+
+async function measureCpu(net: BenchNet, server: Server, paced: boolean, config: string): Promise<CpuRow> {
+  const urls = Array.from({ length: CPU_FILES }, (_, i) => `http://${net.serverIp}:${server.port}/media/seg-${i}.m4s`);
+  const before = cpuSeconds(server.pid);
+  const r = await runClient<LoadResult>(net, {
+    kind: 'load',
+    urls,
+    headers: paced ? { 'CMCD-Status': `rtp=${(CPU_PACE_BYTES_PER_S * 8) / 1000}` } : {},
+    connections: CPU_CONNECTIONS,
+    targetBytes: paced ? CPU_CONNECTIONS * CPU_PACE_BYTES_PER_S * 12 : 3000 * MB,
+    maxS: paced ? 25 : 20,
+  });
+  const cpuS = cpuSeconds(server.pid) - before;
+  return { config, bytes: r.bytes, elapsedS: r.elapsedS, cpuS, cpuSPerGB: cpuS / (r.bytes / 1e9) };
+}
+
+async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boolean): Promise<unknown> {
+  say(`## 3. Server CPU per GB served: ${CPU_CONNECTIONS} keep-alive clients fetching ${CPU_FILES} x 1 MB segments in a loop`);
+  say();
+  const rows: CpuRow[] = [];
+  const sammy = await startSammy(net, work, mediaDir, 'cpu-auto', []);
+  const sammyKernel = await startSammy(net, work, mediaDir, 'cpu-kernel', ['--burst-mode', 'kernel']);
+  try {
+    rows.push(await measureCpu(net, sammy, true, `sammy paced ${CPU_PACE_BYTES_PER_S / MB} MB/s, N=4 (default plan)`));
+    rows.push(await measureCpu(net, sammyKernel, true, `sammy paced ${CPU_PACE_BYTES_PER_S / MB} MB/s, --burst-mode kernel`));
+    rows.push(await measureCpu(net, sammy, false, 'sammy unpaced'));
+  } finally {
+    await stop(sammy.child);
+    await stop(sammyKernel.child);
+  }
+  if (withNginx) {
+    const plain = await startNginx(net, work, mediaDir, 'nginx', 18_080, null);
+    try {
+      rows.push(await measureCpu(net, plain, false, 'nginx (sendfile), no pacing'));
+    } finally {
+      await stop(plain.child, 'SIGQUIT');
+    }
+    // nginx's nearest equivalent; it grants one second of limit_rate up front, so
+    // responses this small are not slowed at all (see the seconds column).
+    const limited = await startNginx(net, work, mediaDir, 'nginx-limit', 18_081, CPU_PACE_BYTES_PER_S);
+    try {
+      rows.push(await measureCpu(net, limited, true, `nginx limit_rate ${CPU_PACE_BYTES_PER_S / MB} MB/s (does not slow 1 MB responses)`));
+    } finally {
+      await stop(limited.child, 'SIGQUIT');
+    }
+  }
+  table(
+    ['configuration', 'GB served', 'seconds', 'server CPU s', 'CPU s per GB'],
+    rows.map((r) => [r.config, fmt(r.bytes / 1e9, 3), fmt(r.elapsedS, 1), fmt(r.cpuS, 2), fmt(r.cpuSPerGB, 2)]),
+  );
+  say();
+  const ratios: Record<string, number> = {};
+  const perGB = (i: number): number => rows[i]!.cpuSPerGB;
+  if (withNginx) {
+    ratios['pacedDefaultVsNginx'] = perGB(0) / perGB(3);
+    ratios['pacedKernelVsNginx'] = perGB(1) / perGB(3);
+    ratios['unpacedVsNginx'] = perGB(2) / perGB(3);
+    say(`CPU per GB, sammy paced (default plan, N=4) / nginx: ${fmt(ratios['pacedDefaultVsNginx']!)}x`);
+    say(`CPU per GB, sammy paced (kernel trains) / nginx: ${fmt(ratios['pacedKernelVsNginx']!)}x`);
+    say(`CPU per GB, sammy unpaced / nginx: ${fmt(ratios['unpacedVsNginx']!)}x`);
+  }
+  ratios['appWriterVsKernel'] = perGB(0) / perGB(1);
+  say(`CPU per GB, application-timed bursts / kernel trains (both paced): ${fmt(ratios['appWriterVsKernel']!)}x`);
+  say();
+  return { rows, ratios };
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' } }, strict: true });
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) {
+    say('SKIP: the server bench needs Linux and root (network namespaces, tcpdump); run it as root: sudo npm run bench -w @sammy/server');
+    return 0;
+  }
+  if (!ensurePackage('ip', 'iproute2') || !ensurePackage('tcpdump', 'tcpdump')) return 1;
+  const withNginx = ensurePackage('nginx', 'nginx-light');
+  const removed = BenchNet.removeStale();
+  if (removed.length > 0) say(`removed namespaces of dead bench runs: ${removed.join(', ')}`);
+
+  const net = new BenchNet();
+  const work = mkdtempSync(join(tmpdir(), 'sammy-bench-'));
+  const mediaDir = join(work, 'media');
+  sh('mkdir', ['-p', mediaDir]);
+  for (const mbps of ACCURACY_MBPS) writeFileSync(join(mediaDir, `acc-${mbps}.m4s`), randomBytes(Math.round(((mbps * MB) / 8) * 2.5)));
+  for (const rate of BURST_RATES_BYTES_PER_S) writeFileSync(join(mediaDir, `burst-${rate / MB}.m4s`), randomBytes(Math.round(rate * 1.5)));
+  for (let i = 0; i < CPU_FILES; i++) writeFileSync(join(mediaDir, `seg-${i}.m4s`), randomBytes(MB));
+
+  const cleanup = (): void => {
+    for (const child of children) child.kill('SIGKILL');
+    net.destroy();
+    rmSync(work, { recursive: true, force: true });
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      cleanup();
+      process.exit(130);
+    });
+  }
+  const only = values.only?.split(',') ?? ['accuracy', 'bursts', 'cpu'];
+  const startedMs = performance.now();
+  try {
+    net.create();
+    const cc = sh('ip', net.inServer(['sysctl', '-n', 'net.ipv4.tcp_congestion_control'])).trim();
+    say(`# Sammy server bench: veth ${net.serverNs} <-> ${net.clientNs}, congestion control ${cc}, ${new Date().toISOString()}`);
+    say();
+    const result: Record<string, unknown> = { congestionControl: cc };
+    if (only.includes('accuracy')) result['accuracy'] = await accuracy(net, work, mediaDir);
+    if (only.includes('bursts')) result['bursts'] = await bursts(net, work, mediaDir);
+    if (only.includes('cpu')) result['cpu'] = await cpu(net, work, mediaDir, withNginx);
+    say(`bench took ${fmt((performance.now() - startedMs) / 1000, 0)} s`);
+    if (values.json !== undefined) writeFileSync(resolve(process.env['INIT_CWD'] ?? '.', values.json), JSON.stringify(result, null, 2));
+  } finally {
+    cleanup();
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`bench: ${(err as Error).stack ?? String(err)}`);
+    process.exit(1);
+  },
+);
