@@ -7,14 +7,21 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Debian package -> a command it provides, to tell whether it is installed. */
+/** Debian package -> a command it provides (or an absolute file it installs), to tell whether it is installed. */
 export const APT_PACKAGES = {
   ffmpeg: 'ffmpeg',
   chromium: 'chromium',
   iproute2: 'ip',
   tcpdump: 'tcpdump',
   'iputils-ping': 'ping',
+  gcc: 'gcc',
+  'libc6-dev': '/usr/include/stdio.h',
 };
+
+function aptPackageInstalled(pkg) {
+  const probe = APT_PACKAGES[pkg] ?? pkg;
+  return probe.startsWith('/') ? existsSync(probe) : hasCommand(probe);
+}
 
 export function say(line) {
   process.stderr.write(`sammy: ${line}\n`);
@@ -61,7 +68,7 @@ export function ensureNpmDependencies() {
  * still missing afterwards.
  */
 export function ensureAptPackages(packages) {
-  const missing = packages.filter((p) => !hasCommand(APT_PACKAGES[p] ?? p));
+  const missing = packages.filter((p) => !aptPackageInstalled(p));
   if (missing.length === 0) return [];
   const command = `apt-get install -y --no-install-recommends ${missing.join(' ')}`;
   if (isRoot() && hasCommand('apt-get')) {
@@ -72,5 +79,5 @@ export function ensureAptPackages(packages) {
   } else {
     say(`missing ${missing.join(', ')}: install with: sudo ${command}`);
   }
-  return packages.filter((p) => !hasCommand(APT_PACKAGES[p] ?? p));
+  return packages.filter((p) => !aptPackageInstalled(p));
 }

@@ -1,0 +1,46 @@
+/**
+ * Samples the bottleneck qdisc (`tc -s -j qdisc`) over time: backlog (the queue),
+ * drops, and bytes sent (the link's throughput between samples).
+ */
+import { execFile } from 'node:child_process';
+
+/** [ms since the session's origin, backlog bytes, drops so far, bytes sent so far]. */
+export type QueueSample = [number, number, number, number];
+
+export interface QueueMonitor {
+  stop(): QueueSample[];
+}
+
+export function parseTcQdisc(json: string): { backlogBytes: number; drops: number; sentBytes: number } | null {
+  try {
+    const list = JSON.parse(json) as Array<{ kind: string; root?: boolean; backlog?: number; drops?: number; bytes?: number }>;
+    const root = list.find((q) => q.root) ?? list[0];
+    if (!root) return null;
+    return { backlogBytes: root.backlog ?? 0, drops: root.drops ?? 0, sentBytes: root.bytes ?? 0 };
+  } catch {
+    return null;
+  }
+}
+
+export function startQueueMonitor(routerNs: string, dev: string, originMs: () => number, intervalMs = 100): QueueMonitor {
+  const samples: QueueSample[] = [];
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  const tick = () => {
+    const t = Date.now();
+    execFile('tc', ['-n', routerNs, '-s', '-j', 'qdisc', 'show', 'dev', dev], { timeout: 5000 }, (err, stdout) => {
+      if (stopped) return;
+      const q = err ? null : parseTcQdisc(stdout);
+      if (q) samples.push([t - originMs(), q.backlogBytes, q.drops, q.sentBytes]);
+      timer = setTimeout(tick, Math.max(0, intervalMs - (Date.now() - t)));
+    });
+  };
+  tick();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      return samples;
+    },
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * Lab scenarios: JSON files in e2e/scenarios/ (or any path), validated here with
+ * errors that name the field, the value and what is accepted. Units live in names.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ARMS, type Arm } from '../../../player/src/abr/records.js';
+import { SCENARIO_DIR } from './paths.js';
+import { LabError } from './processes.js';
+
+/** What shares the bottleneck with the video in one experiment (thesis section 2.6). */
+export type Neighbour =
+  | { kind: 'none' }
+  /** Paced UDP; metric: one-way delay. */
+  | { kind: 'udp'; rateKbps: number; packetBytes: number; startS: number; endS: number | null }
+  /** A bulk TCP flow; metric: throughput. */
+  | { kind: 'tcp'; congestionControl: string; startS: number; endS: number | null }
+  /** Back-to-back GETs of `responseBytes`; metric: response time. */
+  | { kind: 'http'; responseBytes: number; gapMs: number; startS: number; endS: number | null }
+  /** A second video session; metric: its play delay. */
+  | { kind: 'video'; arm: Arm; startS: number; endS: number | null };
+
+export type NeighbourKind = Neighbour['kind'];
+
+export interface Scenario {
+  name: string;
+  description: string;
+  link: {
+    rateMbps: number;
+    rttMs: number;
+    /** The droptail queue at the bottleneck, in bandwidth-delay products or bytes. */
+    queue: { bdp: number } | { bytes: number };
+    shapeUpstream: boolean;
+    burstBytes: number;
+  };
+  media: {
+    /** An encoder ladder preset (`lab`, `hd`). */
+    ladder: string;
+    /** Length of the synthetic video: at least the buffer target plus the session. */
+    durationS: number;
+  };
+  session: {
+    /** How long each session plays, from its first frame (playback start). */
+    playS: number;
+    /** A session that shows no frame within this time fails. */
+    startupTimeoutS: number;
+    /** Seconds of quiet between sessions, so the queue and the delay line drain. */
+    gapS: number;
+  };
+  player: {
+    /** The buffer target of every arm (DESIGN.md: it decides what neighbours see). */
+    maxBufferS: number;
+    /** Further player-config overrides, passed in the page's `&config=`. */
+    config: Record<string, unknown>;
+  };
+  server: {
+    burstPackets: number;
+    /** Congestion control of the server namespace: `reno` or `bbr` (a namespace may only default to these here). */
+    congestionControl: string;
+    extraArgs: string[];
+  };
+  /** Each neighbour is its own experiment; every arm runs beside each. */
+  neighbours: Neighbour[];
+  arms: Arm[];
+  trials: number;
+}
+
+const NEIGHBOUR_KINDS: NeighbourKind[] = ['none', 'udp', 'tcp', 'http', 'video'];
+const NAMESPACE_CCS = ['reno', 'bbr'];
+
+function bad(path: string, value: unknown, accepted: string): never {
+  throw new LabError('LAB_BAD_SCENARIO', `scenario field ${path} = ${JSON.stringify(value)} is invalid: expected ${accepted}`);
+}
+
+type Obj = Record<string, unknown>;
+
+function obj(path: string, value: unknown, allowed: string[]): Obj {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) bad(path, value, 'an object');
+  for (const key of Object.keys(value)) if (!allowed.includes(key)) bad(`${path}.${key}`, (value as Obj)[key], `no such field (allowed: ${allowed.join(', ')})`);
+  return value as Obj;
+}
+
+function num(o: Obj, path: string, key: string, min: number, max: number, fallback?: number): number {
+  const v = o[key] ?? fallback;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) bad(`${path}.${key}`, o[key], `a number from ${min} to ${max}`);
+  return v;
+}
+
+function int(o: Obj, path: string, key: string, min: number, max: number, fallback?: number): number {
+  const v = num(o, path, key, min, max, fallback);
+  if (!Number.isInteger(v)) bad(`${path}.${key}`, v, `an integer from ${min} to ${max}`);
+  return v;
+}
+
+function str(o: Obj, path: string, key: string, fallback?: string): string {
+  const v = o[key] ?? fallback;
+  if (typeof v !== 'string' || v.length === 0) bad(`${path}.${key}`, o[key], 'a non-empty string');
+  return v;
+}
+
+function bool(o: Obj, path: string, key: string, fallback: boolean): boolean {
+  const v = o[key] ?? fallback;
+  if (typeof v !== 'boolean') bad(`${path}.${key}`, v, 'true or false');
+  return v;
+}
+
+function arm(path: string, v: unknown): Arm {
+  if (!ARMS.includes(v as Arm)) bad(path, v, ARMS.join(', '));
+  return v as Arm;
+}
+
+function window(o: Obj, path: string, playS: number): { startS: number; endS: number | null } {
+  const startS = num(o, path, 'startS', 0, playS, 0);
+  const endS = o.endS === undefined || o.endS === null ? null : num(o, path, 'endS', startS, playS);
+  if (endS !== null && endS <= startS) bad(`${path}.endS`, endS, `more than startS (${startS})`);
+  return { startS, endS };
+}
+
+function neighbour(value: unknown, path: string, playS: number): Neighbour {
+  const kind = (value as Obj | null)?.kind;
+  if (!NEIGHBOUR_KINDS.includes(kind as NeighbourKind)) bad(`${path}.kind`, kind, NEIGHBOUR_KINDS.join(', '));
+  switch (kind as NeighbourKind) {
+    case 'none':
+      obj(path, value, ['kind']);
+      return { kind: 'none' };
+    case 'udp': {
+      const o = obj(path, value, ['kind', 'rateKbps', 'packetBytes', 'startS', 'endS']);
+      return { kind: 'udp', rateKbps: num(o, path, 'rateKbps', 1, 1e6, 5000), packetBytes: int(o, path, 'packetBytes', 64, 1472, 1200), ...window(o, path, playS) };
+    }
+    case 'tcp': {
+      const o = obj(path, value, ['kind', 'congestionControl', 'startS', 'endS']);
+      return { kind: 'tcp', congestionControl: str(o, path, 'congestionControl', 'reno'), ...window(o, path, playS) };
+    }
+    case 'http': {
+      const o = obj(path, value, ['kind', 'responseBytes', 'gapMs', 'startS', 'endS']);
+      return { kind: 'http', responseBytes: int(o, path, 'responseBytes', 1, 1e9, 3_000_000), gapMs: num(o, path, 'gapMs', 0, 60_000, 0), ...window(o, path, playS) };
+    }
+    case 'video': {
+      const o = obj(path, value, ['kind', 'arm', 'startS', 'endS']);
+      return { kind: 'video', arm: arm(`${path}.arm`, o.arm ?? 'control'), ...window(o, path, playS) };
+    }
+  }
+}
+
+/** Validates a parsed scenario and fills defaults. */
+export function parseScenario(json: unknown): Scenario {
+  const o = obj('scenario', json, ['name', 'description', 'link', 'media', 'session', 'player', 'server', 'neighbours', 'arms', 'trials']);
+  const link = obj('link', o.link, ['rateMbps', 'rttMs', 'queue', 'shapeUpstream', 'burstBytes']);
+  const queue = obj('link.queue', link.queue ?? { bdp: 4 }, ['bdp', 'bytes']);
+  if (Object.keys(queue).length !== 1) bad('link.queue', queue, '{ "bdp": N } or { "bytes": N }');
+  const media = obj('media', o.media ?? {}, ['ladder', 'durationS']);
+  const session = obj('session', o.session ?? {}, ['playS', 'startupTimeoutS', 'gapS']);
+  const player = obj('player', o.player ?? {}, ['maxBufferS', 'config']);
+  const server = obj('server', o.server ?? {}, ['burstPackets', 'congestionControl', 'extraArgs']);
+  const playS = num(session, 'session', 'playS', 1, 3600, 30);
+  const maxBufferS = num(player, 'player', 'maxBufferS', 1, 3600, 240);
+  const durationS = num(media, 'media', 'durationS', 10, 3600);
+  if (durationS < playS + 10) bad('media.durationS', durationS, `at least session.playS + 10 (${playS + 10}) so the video never ends mid-session`);
+  const cc = str(server, 'server', 'congestionControl', 'reno');
+  if (!NAMESPACE_CCS.includes(cc)) bad('server.congestionControl', cc, `${NAMESPACE_CCS.join(', ')} (a network namespace may only default to the allowed ones)`);
+  const extraArgs = server.extraArgs ?? [];
+  if (!Array.isArray(extraArgs) || extraArgs.some((a) => typeof a !== 'string')) bad('server.extraArgs', extraArgs, 'an array of strings');
+  const config = player.config ?? {};
+  obj('player.config', config, Object.keys(config as Obj));
+  if (!Array.isArray(o.neighbours) || o.neighbours.length === 0) bad('neighbours', o.neighbours, 'a non-empty array');
+  const neighbours = o.neighbours.map((n, i) => neighbour(n, `neighbours[${i}]`, playS));
+  const kinds = neighbours.map((n) => n.kind);
+  if (new Set(kinds).size !== kinds.length) bad('neighbours', kinds, 'each kind at most once');
+  if (!Array.isArray(o.arms) || o.arms.length === 0) bad('arms', o.arms, `a non-empty array of ${ARMS.join(', ')}`);
+  const arms = o.arms.map((a, i) => arm(`arms[${i}]`, a));
+  if (new Set(arms).size !== arms.length) bad('arms', arms, 'each arm at most once');
+  return {
+    name: str(o, 'scenario', 'name'),
+    description: typeof o.description === 'string' ? o.description : '',
+    link: {
+      rateMbps: num(link, 'link', 'rateMbps', 0.1, 10_000),
+      rttMs: num(link, 'link', 'rttMs', 0, 1000),
+      queue: 'bdp' in queue ? { bdp: num(queue, 'link.queue', 'bdp', 0.01, 1000) } : { bytes: int(queue, 'link.queue', 'bytes', 1500, 1e9) },
+      shapeUpstream: bool(link, 'link', 'shapeUpstream', false),
+      burstBytes: int(link, 'link', 'burstBytes', 1600, 1e7, 4096),
+    },
+    media: { ladder: str(media, 'media', 'ladder', 'lab'), durationS },
+    session: {
+      playS,
+      startupTimeoutS: num(session, 'session', 'startupTimeoutS', 1, 600, 30),
+      gapS: num(session, 'session', 'gapS', 0, 600, 2),
+    },
+    player: { maxBufferS, config: config as Obj },
+    server: { burstPackets: int(server, 'server', 'burstPackets', 1, 65535, 4), congestionControl: cc, extraArgs: extraArgs as string[] },
+    neighbours,
+    arms,
+    trials: int(o, 'scenario', 'trials', 1, 1000, 1),
+  };
+}
+
+/** The bandwidth-delay product of the link, in bytes. */
+export function bdpBytes(link: Scenario['link']): number {
+  return (link.rateMbps * 1e6 * (link.rttMs / 1000)) / 8;
+}
+
+/** The droptail queue limit in bytes (at least two full-size packets). */
+export function queueBytes(link: Scenario['link']): number {
+  const bytes = 'bytes' in link.queue ? link.queue.bytes : link.queue.bdp * bdpBytes(link);
+  return Math.max(3000, Math.round(bytes));
+}
+
+/** A scenario by name (a file in e2e/scenarios/) or by path. */
+export function loadScenario(nameOrPath: string): Scenario {
+  const path = nameOrPath.endsWith('.json') ? nameOrPath : join(SCENARIO_DIR, `${nameOrPath}.json`);
+  if (!existsSync(path)) throw new LabError('LAB_BAD_SCENARIO', `no scenario ${nameOrPath} (looked for ${path}); use a name from e2e/scenarios/ or a .json path`);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new LabError('LAB_BAD_SCENARIO', `scenario ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  return parseScenario(json);
+}
+
+/** The run's overrides from the command line (arms, trials, neighbour kinds). */
+export function withOverrides(s: Scenario, o: { arms?: string[]; trials?: number; neighbours?: string[] }): Scenario {
+  const next = { ...s };
+  if (o.arms) next.arms = o.arms.map((a, i) => arm(`--arms[${i}]`, a));
+  if (o.trials !== undefined) {
+    if (!Number.isInteger(o.trials) || o.trials < 1) bad('--trials', o.trials, 'a positive integer');
+    next.trials = o.trials;
+  }
+  if (o.neighbours) {
+    const known = s.neighbours.map((n) => n.kind);
+    for (const k of o.neighbours) if (!known.includes(k as NeighbourKind)) bad('--neighbours', k, `one of this scenario's: ${known.join(', ')}`);
+    next.neighbours = s.neighbours.filter((n) => o.neighbours!.includes(n.kind));
+  }
+  return next;
+}
