@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
@@ -30,14 +30,30 @@ export function chromiumUnavailableReason(): string | null {
 /**
  * Launches Debian's Chromium headless; with `netns`, inside that network namespace
  * (through a two-line wrapper script: Playwright itself stays in the root namespace).
+ * `handleSignals: false` leaves SIGINT/SIGTERM to the caller (the lab cleans up its
+ * namespaces first, then closes the browser itself).
  */
-export async function launchChromium(opts: { netns?: string } = {}): Promise<Browser> {
+export async function launchChromium(opts: { netns?: string; handleSignals?: boolean } = {}): Promise<Browser> {
   let executablePath = CHROMIUM_PATH;
+  let wrapperDir: string | null = null;
   if (opts.netns) {
-    const dir = mkdtempSync(join(tmpdir(), 'sammy-chromium-'));
-    executablePath = join(dir, 'chromium-in-netns');
+    wrapperDir = mkdtempSync(join(tmpdir(), 'sammy-chromium-'));
+    executablePath = join(wrapperDir, 'chromium-in-netns');
     writeFileSync(executablePath, `#!/bin/sh\nexec ip netns exec ${opts.netns} ${CHROMIUM_PATH} "$@"\n`);
     chmodSync(executablePath, 0o755);
   }
-  return chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
+  const handle = opts.handleSignals ?? true;
+  const browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    handleSIGINT: handle,
+    handleSIGTERM: handle,
+    handleSIGHUP: handle,
+  });
+  if (wrapperDir) {
+    const dir = wrapperDir;
+    browser.on('disconnected', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return browser;
 }

@@ -9,6 +9,7 @@ import { netnsExec } from './netns.js';
 import { E2E_DIR, REPO_DIR } from './paths.js';
 import { start, stop, waitForOutput, type Managed } from './processes.js';
 import type { Neighbour } from './scenario.js';
+import { round } from './stats.js';
 import { ADDRESSES, type Topology } from './topology.js';
 
 /** The measurement window, absolute and relative to the main video's playback start. */
@@ -152,11 +153,6 @@ export function parseHttpLines(text: string, originMs: number): Array<[number, n
     if (r.status === 200) out.push([r.startMs - originMs, r.endMs - r.startMs, r.bytes]);
   }
   return out;
-}
-
-function round(v: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(v * f) / f;
 }
 
 /** Cumulative bytes at `t` by linear interpolation between samples. */

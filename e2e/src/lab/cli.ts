@@ -1,0 +1,63 @@
+/**
+ * npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
+ *   [--neighbours none,udp,tcp,http,video] [--out DIR]
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { exitCleanlyOnSignals, runCleanups } from './cleanup.js';
+import { LabError } from './processes.js';
+import { runLab } from './runner.js';
+import { loadScenario, withOverrides } from './scenario.js';
+
+export const USAGE = `usage: npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
+  [--neighbours none,udp,tcp,http,video] [--out DIR]
+  NAME is a file in e2e/scenarios/ (thesis-2.6, ci-short); DIR defaults to lab-results/<scenario>-<time>`;
+
+function log(line: string): void {
+  process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      scenario: { type: 'string', default: 'thesis-2.6' },
+      arms: { type: 'string' },
+      trials: { type: 'string' },
+      neighbours: { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const cwd = process.env.INIT_CWD ?? process.cwd();
+  const scenarioArg = values.scenario!.endsWith('.json') ? resolve(cwd, values.scenario!) : values.scenario!;
+  const trials = values.trials === undefined ? undefined : Number(values.trials);
+  const scenario = withOverrides(loadScenario(scenarioArg), {
+    arms: values.arms?.split(',').map((a) => a.trim()),
+    trials,
+    neighbours: values.neighbours?.split(',').map((a) => a.trim()),
+  });
+  const outDir = resolve(cwd, values.out ?? `lab-results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`);
+  exitCleanlyOnSignals(log);
+  log(`lab ${scenario.name}: ${scenario.trials} trial(s) x ${scenario.neighbours.map((n) => n.kind).join('/')} x ${scenario.arms.join('/')} -> ${outDir}`);
+  try {
+    const result = await runLab({ scenario, outDir, log });
+    log(`wrote ${outDir}/result.json and ${outDir}/report.md`);
+    return result.trials.some((t) => t.error) ? 1 : 0;
+  } finally {
+    await runCleanups();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  async (err: unknown) => {
+    const code = err instanceof LabError ? err.code : 'LAB_ERROR';
+    process.stderr.write(`lab: ${code}: ${(err as Error).message}\n`);
+    await runCleanups();
+    process.exit(2);
+  },
+);

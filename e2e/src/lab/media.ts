@@ -1,0 +1,46 @@
+/**
+ * The lab's video: a synthetic ladder encoded once per (ladder, length) into the
+ * git-ignored cache and reused. It must outlast the buffer target plus the session,
+ * or the player would stop downloading early because the video ends, not because
+ * its buffer is full.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { encodeLadder } from '@sammy/encoder/encode';
+import { resolveLadder } from '@sammy/encoder/ladder';
+import { parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
+import { CACHE_DIR } from './paths.js';
+
+export const SEGMENT_S = 2;
+
+export interface LabMedia {
+  dir: string;
+  sidecar: SegmentsSidecar;
+  /** Number of video rungs: representation ids 0..videoRungs-1 are video, the next is audio. */
+  videoRungs: number;
+}
+
+export function mediaDirFor(ladder: string, durationS: number): string {
+  return join(CACHE_DIR, 'media', `${ladder.replace(/[^\w-]/g, '_')}-${Math.ceil(durationS)}s`);
+}
+
+export async function ensureLabMedia(ladder: string, durationS: number, log: (line: string) => void): Promise<LabMedia> {
+  const dir = mediaDirFor(ladder, durationS);
+  const sidecarPath = join(dir, 'segments.json');
+  if (!existsSync(sidecarPath)) {
+    log(`encoding a ${Math.ceil(durationS)} s synthetic ${ladder} ladder into ${dir} (once; cached)`);
+    let shown = -1;
+    await encodeLadder({
+      syntheticS: Math.ceil(durationS),
+      outDir: dir,
+      ladder: resolveLadder(ladder),
+      segmentS: SEGMENT_S,
+      onProgress: (f) => {
+        const pct = Math.floor(f * 10) * 10;
+        if (pct !== shown) log(`  encode ${(shown = pct)}%`);
+      },
+    });
+  }
+  const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(sidecarPath, 'utf8')));
+  return { dir, sidecar, videoRungs: sidecar.representations.length };
+}

@@ -1,0 +1,214 @@
+/**
+ * DIR/report.md and its SVG figures from a lab result: the summary table beside the
+ * thesis's lab numbers (section 2.6), the measurement windows, and time series
+ * averaged over trials (like thesis Fig. 2.7) and neighbour metrics per arm (Fig. 2.8).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LabResult, TrialRecord } from './runner.js';
+import type { Scenario } from './scenario.js';
+import type { MetricSummary } from './stats.js';
+import { barChart, lineChart, type Series } from './svg.js';
+import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
+
+/** Thesis section 2.6, Sammy vs control (DESIGN.md "Headline results"). */
+export const THESIS_LAB_CHANGE_PCT: Record<string, number> = {
+  chunkThroughputKbps: -46,
+  videoRttMs: -42,
+  udpOwdMs: -48,
+  tcpThroughputMbps: 25,
+  httpResponseMs: -18,
+  neighborPlayDelayS: -5,
+};
+
+export const METRIC_LABELS: Record<string, string> = {
+  chunkThroughputKbps: 'chunk throughput, playing phase (kbps)',
+  videoRttMs: 'video RTT (ms, server TCP_INFO per response)',
+  retransPct: 'video retransmitted bytes (%)',
+  playDelayS: 'play delay (s)',
+  rebufferCount: 'rebuffers (count)',
+  rebufferS: 'rebuffer time (s)',
+  avgBitrateKbps: 'time-average bitrate (kbps)',
+  avgQuality: 'mean SSIM of played segments',
+  queueDelayMs: 'bottleneck queueing delay, session mean (ms)',
+  meanRtpKbps: 'mean requested pace rate, playing phase (kbps)',
+  udpOwdMs: 'UDP neighbour one-way delay (ms)',
+  udpOwdP95Ms: 'UDP neighbour one-way delay, p95 (ms)',
+  udpLossPct: 'UDP neighbour loss (%)',
+  tcpThroughputMbps: 'TCP neighbour throughput (Mbit/s)',
+  httpResponseMs: 'HTTP neighbour response time (ms)',
+  httpRequests: 'HTTP neighbour requests completed',
+  neighborPlayDelayS: 'neighbour video play delay (s)',
+};
+
+const NEIGHBOUR_METRIC: Record<string, string> = { udp: 'udpOwdMs', tcp: 'tcpThroughputMbps', http: 'httpResponseMs', video: 'neighborPlayDelayS' };
+
+function num(v: number | null | undefined, digits = 2): string {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return '–';
+  const abs = Math.abs(v);
+  return abs >= 1000 ? v.toFixed(0) : abs >= 100 ? v.toFixed(1) : v.toFixed(digits);
+}
+
+function pct(v: number | null | undefined): string {
+  return typeof v === 'number' ? `${v >= 0 ? '+' : ''}${v.toFixed(1)}%` : '–';
+}
+
+function cell(s: MetricSummary | undefined): string {
+  if (!s || s.n === 0) return '–';
+  const ci = s.ci95 && s.n > 1 ? ` [${num(s.ci95[0])}, ${num(s.ci95[1])}]` : '';
+  return `${num(s.mean)}${ci} (n=${s.n})`;
+}
+
+/** Mean over trials of step series [t, v], in bins of `binS`. */
+export function averageSeries(list: Array<Array<[number, number]>>, binS: number): Array<[number, number]> {
+  const sums = new Map<number, { sum: number; n: number }>();
+  for (const series of list) {
+    const per = new Map<number, { sum: number; n: number }>();
+    for (const [t, v] of series) {
+      const b = Math.floor(t / binS);
+      const e = per.get(b) ?? { sum: 0, n: 0 };
+      e.sum += v;
+      e.n += 1;
+      per.set(b, e);
+    }
+    for (const [b, e] of per) {
+      const agg = sums.get(b) ?? { sum: 0, n: 0 };
+      agg.sum += e.sum / e.n;
+      agg.n += 1;
+      sums.set(b, agg);
+    }
+  }
+  return [...sums.entries()].sort((a, b) => a[0] - b[0]).map(([b, e]) => [b * binS, e.sum / e.n]);
+}
+
+function windowText(s: Scenario, kind: string): string {
+  const n = s.neighbours.find((x) => x.kind === kind);
+  if (!n || n.kind === 'none') return '';
+  return `${n.startS}–${n.endS ?? s.session.playS} s after playback start`;
+}
+
+function figures(result: LabResult, arms: string[]): Record<string, string> {
+  const s = result.config.scenario;
+  const ok = (r: TrialRecord) => r.error === null && r.session !== null;
+  const solo = result.trials.filter((t) => t.neighbour === 'none' && ok(t));
+  const base = solo.length > 0 ? solo : result.trials.filter(ok);
+  const perArm = (f: (r: TrialRecord) => Array<[number, number]>, binS: number): Series[] =>
+    arms.map((arm) => ({ name: arm, points: averageSeries(base.filter((r) => r.arm === arm).map(f), binS) })).filter((x) => x.points.length > 0);
+  const which = solo.length > 0 ? 'no neighbour' : 'all experiments';
+  const out: Record<string, string> = {};
+  out['fig-throughput.svg'] = lineChart({
+    title: `Video throughput over time (${which}, mean of trials)`, xLabel: 's since play request', yLabel: 'Mbit/s',
+    series: perArm((r) => throughputSeries(r.telemetry, 0.5), 0.5),
+  });
+  out['fig-rtt.svg'] = lineChart({
+    title: `Video RTT over time (server TCP_INFO, ${which})`, xLabel: 's since play request', yLabel: 'ms',
+    series: perArm((r) => r.telemetry.filter((x) => x[4] !== null).map((x) => [x[0], x[4]!]), 1),
+  });
+  out['fig-queue.svg'] = lineChart({
+    title: `Bottleneck queueing delay (${which})`, xLabel: 's since play request', yLabel: 'ms',
+    series: perArm((r) => r.queue.map((q) => [q[0] / 1000, (q[1] * 8) / (s.link.rateMbps * 1e3)]), 0.5),
+  });
+  out['fig-link.svg'] = lineChart({
+    title: `Bottleneck throughput, all traffic (${which})`, xLabel: 's since play request', yLabel: 'Mbit/s',
+    series: perArm((r) => linkThroughputSeries(r.queue), 0.5),
+  });
+  out['fig-buffer.svg'] = lineChart({
+    title: `Buffer level (${which})`, xLabel: 's since play request', yLabel: 's of media',
+    series: perArm((r) => (r.session?.buffer ?? []).map(([t, b]) => [t, b]), 1),
+  });
+  out['fig-pace.svg'] = lineChart({
+    title: `Requested pace rate (CMCD rtp, per response; ${which})`, xLabel: 's since play request', yLabel: 'Mbit/s',
+    series: perArm((r) => r.telemetry.filter((x) => x[8] !== null).map((x) => [x[0], x[8]! / 1000]), 1),
+  });
+  for (const [kind, metric] of Object.entries(NEIGHBOUR_METRIC)) {
+    const summary = result.summaryByNeighbour[kind];
+    if (!summary) continue;
+    out[`fig-neighbour-${kind}.svg`] = barChart({
+      title: `${METRIC_LABELS[metric]} (${windowText(s, kind)})`,
+      yLabel: METRIC_LABELS[metric]!.replace(/^.*\((.*)\)$/, '$1'),
+      bars: arms.map((arm) => ({ name: arm, value: summary[arm]?.[metric]?.mean ?? null, ci95: summary[arm]?.[metric]?.ci95 ?? null })),
+    });
+  }
+  return out;
+}
+
+export function renderReport(result: LabResult): { markdown: string; files: Record<string, string> } {
+  const s = result.config.scenario;
+  const arms = s.arms;
+  const link = result.config.link as { queueBytes: number; bdpBytes: number; measuredIdleRtt: { avgMs: number; minMs: number; maxMs: number } | null };
+  const failed = result.trials.filter((t) => t.error !== null);
+  const lines: string[] = [];
+  lines.push(`# Lab report: ${s.name}`, '');
+  if (s.description) lines.push(s.description, '');
+  lines.push(
+    `Started ${result.startedAt}, finished ${result.finishedAt ?? '(unfinished)'}${result.complete ? '' : ' — **incomplete run**: only the sessions below were measured'}.`,
+    `${result.trials.length} sessions (${s.trials} trial(s) planned x ${s.neighbours.length} experiment(s) x ${arms.length} arm(s)), ${failed.length} failed.`,
+    '',
+    '## Setup',
+    '',
+    '| | |',
+    '| --- | --- |',
+    `| bottleneck | tbf ${s.link.rateMbps} Mbit/s, droptail queue ${link.queueBytes} B (${(link.queueBytes / link.bdpBytes).toFixed(2)} x BDP of ${Math.round(link.bdpBytes)} B), server -> client |`,
+    `| propagation delay | RTT ${s.link.rttMs} ms from the TUN delay line (no netem on this kernel); idle ping ${link.measuredIdleRtt ? `${link.measuredIdleRtt.avgMs.toFixed(2)} ms avg (min ${link.measuredIdleRtt.minMs.toFixed(2)}, max ${link.measuredIdleRtt.maxMs.toFixed(2)})` : 'not measured'} |`,
+    `| video | synthetic \`${s.media.ladder}\` ladder, ${s.media.durationS} s, rungs ${((result.config.media as { rungsKbps: number[] }).rungsKbps ?? []).join(', ')} kbps |`,
+    `| player | buffer target ${s.player.maxBufferS} s for every arm; history reset before every session; overrides ${JSON.stringify(s.player.config)} |`,
+    `| server | burst ${s.server.burstPackets} packets, congestion control ${s.server.congestionControl} |`,
+    `| session | ${s.session.playS} s of playback after the first frame |`,
+    `| arms | ${arms.join(', ')} (order rotates per trial) |`,
+    '',
+    '## Summary',
+    '',
+    'Video metrics come from the experiment without a neighbour (the video on its own); each neighbour metric from its own experiment, over the window named.',
+    'Mean [95% CI] (n); the change is against control. Thesis = Spang 2023, section 2.6 (Sammy vs production).',
+    '',
+    `| metric | window | ${arms.map((a) => a).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => `${a} vs control`).join(' | ')} | thesis (Sammy) |`,
+    `| --- | --- | ${arms.map(() => '---').join(' | ')} | ${arms.filter((a) => a !== 'control').map(() => '---').join(' | ')} | --- |`,
+  );
+  const kindOf: Record<string, string> = Object.fromEntries(Object.entries(NEIGHBOUR_METRIC).map(([k, m]) => [m, k]));
+  kindOf.udpOwdP95Ms = 'udp';
+  kindOf.udpLossPct = 'udp';
+  kindOf.httpRequests = 'http';
+  for (const metric of Object.keys(METRIC_LABELS)) {
+    const row = arms.map((a) => result.summary[a]?.[metric]);
+    if (row.every((x) => !x || x.n === 0)) continue;
+    const w = kindOf[metric] ? windowText(s, kindOf[metric]!) : 'whole session';
+    const thesis = THESIS_LAB_CHANGE_PCT[metric];
+    lines.push(
+      `| ${METRIC_LABELS[metric]} | ${w} | ${row.map(cell).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => pct(result.summary[a]?.[metric]?.changeVsControlPct)).join(' | ')} | ${thesis === undefined ? '' : pct(thesis)} |`,
+    );
+  }
+  const files = figures(result, arms);
+  lines.push('', '## Figures', '');
+  for (const name of Object.keys(files)) lines.push(`![${name}](${name})`, '');
+  lines.push('## Per experiment', '');
+  for (const [kind, summary] of Object.entries(result.summaryByNeighbour)) {
+    lines.push(`### ${kind === 'none' ? 'no neighbour' : `${kind} neighbour (${windowText(s, kind)})`}`, '', `| metric | ${arms.join(' | ')} |`, `| --- | ${arms.map(() => '---').join(' | ')} |`);
+    for (const metric of Object.keys(METRIC_LABELS)) {
+      const row = arms.map((a) => summary[a]?.[metric]);
+      if (row.every((x) => !x || x.n === 0)) continue;
+      lines.push(`| ${METRIC_LABELS[metric]} | ${row.map((x) => (x && x.n > 0 ? `${cell(x)} ${x.changeVsControlPct === null ? '' : pct(x.changeVsControlPct)}` : '–')).join(' | ')} |`);
+    }
+    lines.push('');
+  }
+  if (result.delayLine) {
+    const d = result.delayLine;
+    lines.push(
+      '## Delay line',
+      '',
+      '| direction | delay | packets | dropped (line full) | release lateness p50 / p99 / p99.9 / max |',
+      '| --- | --- | --- | --- | --- |',
+      ...(['down', 'up'] as const).map((k) => `| ${k} | ${d[k].delayMs} ms | ${d[k].packets} | ${d[k].dropsFull} | ${d[k].latenessUs.p50} / ${d[k].latenessUs.p99} / ${d[k].latenessUs.p999} / ${d[k].latenessUs.max} us |`),
+      '',
+    );
+  }
+  if (failed.length > 0) {
+    lines.push('## Failed sessions', '', ...failed.map((t) => `- trial ${t.trial} ${t.neighbour} ${t.arm}: ${t.error}`), '');
+  }
+  return { markdown: lines.join('\n'), files };
+}
+
+export function writeReport(result: LabResult, outDir: string): void {
+  const { markdown, files } = renderReport(result);
+  for (const [name, svg] of Object.entries(files)) writeFileSync(join(outDir, name), svg);
+  writeFileSync(join(outDir, 'report.md'), markdown);
+}

@@ -1,0 +1,288 @@
+/**
+ * A lab run: every trial runs every neighbour experiment once per arm, arms
+ * interleaved (their order rotates from trial to trial), each session from an empty
+ * player history (thesis section 2.5.6). Writes DIR/result.json after every session
+ * (a killed run keeps what it measured) and DIR/report.md at the end.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, release } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import type { Arm } from '../../../player/src/abr/records.js';
+import { chromiumUnavailableReason, launchChromium } from '../browser.js';
+import { deferCleanup } from './cleanup.js';
+import { ensureLabMedia, type LabMedia } from './media.js';
+import { buildLabtools, gccUnavailableReason } from './native.js';
+import { neighbourMetrics, startNeighbour, type MeasurementWindow, type NeighbourMetrics, type NeighbourRaw, type RunningNeighbour } from './neighbours.js';
+import { rootUnavailableReason, sweepStaleNamespaces } from './netns.js';
+import { REPO_DIR } from './paths.js';
+import { LabError, run, sleep } from './processes.js';
+import { startQueueMonitor, type QueueSample } from './queue-monitor.js';
+import { writeReport } from './report.js';
+import { bdpBytes, queueBytes, type Neighbour, type NeighbourKind, type Scenario } from './scenario.js';
+import { startSession, type RunningSession, type SessionResult } from './session.js';
+import { summarize, type MetricSummary } from './stats.js';
+import { createTopology, destroyTopology, measureIdleRtt, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
+import { compactTelemetry, videoMetrics, type ResponseRow, type VideoMetrics } from './video-metrics.js';
+import { PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, type VideoServer } from './video-server.js';
+
+export type TrialMetrics = VideoMetrics & NeighbourMetrics & { neighborPlayDelayS?: number | null };
+
+export interface TrialRecord {
+  trial: number;
+  neighbour: NeighbourKind;
+  arm: Arm;
+  /** Position of this arm within its trial and experiment (0-based). */
+  order: number;
+  startedAt: string;
+  originMs: number;
+  playbackStartS: number | null;
+  /** The neighbour's measurement window, in s since playback start. */
+  window: { startS: number; endS: number } | null;
+  metrics: TrialMetrics;
+  session: SessionResult | null;
+  neighbourSession: SessionResult | null;
+  telemetry: ResponseRow[];
+  neighbourRaw: NeighbourRaw | null;
+  queue: QueueSample[];
+  error: string | null;
+}
+
+export const SUMMARY_METRICS = [
+  'chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps',
+  'udpOwdMs', 'tcpThroughputMbps', 'httpResponseMs', 'neighborPlayDelayS',
+] as const;
+export const EXTRA_METRICS = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', 'udpOwdP95Ms', 'udpLossPct', 'httpRequests'] as const;
+const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps']);
+
+export interface LabResult {
+  config: Record<string, unknown> & { scenario: Scenario };
+  trials: TrialRecord[];
+  /** Video metrics from the experiment without a neighbour (if run), neighbour metrics from their own experiment. */
+  summary: Record<string, Record<string, MetricSummary>>;
+  /** Every metric, per experiment. */
+  summaryByNeighbour: Record<string, Record<string, Record<string, MetricSummary>>>;
+  delayLine: DelayLineStats | null;
+  startedAt: string;
+  finishedAt: string | null;
+  complete: boolean;
+}
+
+export interface RunOptions {
+  scenario: Scenario;
+  outDir: string;
+  log: (line: string) => void;
+}
+
+/** Why the lab cannot run here (no root, Chromium or gcc), or null when it can. */
+export function labUnavailableReason(): string | null {
+  return rootUnavailableReason() ?? chromiumUnavailableReason() ?? gccUnavailableReason();
+}
+
+/** Rotates the arm order by trial so no arm always runs first (interleaving). */
+export function armOrder(arms: Arm[], trial: number): Arm[] {
+  const k = (trial - 1) % arms.length;
+  return [...arms.slice(k), ...arms.slice(0, k)];
+}
+
+async function ensurePlayerBuilt(log: (line: string) => void): Promise<void> {
+  const pkg = JSON.parse(readFileSync(join(REPO_DIR, 'player', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  if (pkg.scripts?.build) {
+    log('building the player page (npm run build -w @sammy/player)');
+    await run('npm', ['run', 'build', '-w', '@sammy/player'], { timeoutMs: 300_000 });
+  }
+  if (!existsSync(join(PLAYER_DIST, 'index.html'))) throw new LabError('LAB_NO_PLAYER', `no built player page at ${PLAYER_DIST} (npm run build -w @sammy/player)`);
+}
+
+function summaries(trials: TrialRecord[], arms: Arm[]): Pick<LabResult, 'summary' | 'summaryByNeighbour'> {
+  const names = [...SUMMARY_METRICS, ...EXTRA_METRICS] as string[];
+  const collect = (records: TrialRecord[]) => {
+    const values: Record<string, Record<string, Array<number | null | undefined>>> = {};
+    for (const arm of arms) {
+      values[arm] = {};
+      for (const m of names) values[arm]![m] = records.filter((r) => r.arm === arm).map((r) => (r.metrics as unknown as Record<string, number | null | undefined>)[m]);
+    }
+    return summarize(values);
+  };
+  const kinds = [...new Set(trials.map((t) => t.neighbour))];
+  const summaryByNeighbour: LabResult['summaryByNeighbour'] = {};
+  for (const k of kinds) summaryByNeighbour[k] = collect(trials.filter((t) => t.neighbour === k));
+  const videoSource = kinds.includes('none') ? trials.filter((t) => t.neighbour === 'none') : trials;
+  const video = collect(videoSource);
+  const all = collect(trials);
+  const summary: LabResult['summary'] = {};
+  for (const arm of arms) {
+    summary[arm] = {};
+    for (const m of names) summary[arm]![m] = VIDEO_METRICS.has(m) ? video[arm]![m]! : all[arm]![m]!;
+  }
+  return { summary, summaryByNeighbour };
+}
+
+interface RunContext {
+  s: Scenario;
+  topo: Topology;
+  labtools: string;
+  media: LabMedia;
+  outDir: string;
+  log: (line: string) => void;
+}
+
+function playerConfig(s: Scenario): Record<string, unknown> {
+  return { ...s.player.config, maxBufferS: s.player.maxBufferS };
+}
+
+/** One session of `arm` beside neighbour `n`. */
+async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm, order: number): Promise<TrialRecord> {
+  const { s, topo } = ctx;
+  const tag = `t${String(trial).padStart(2, '0')}-${n.kind}-${arm}`;
+  const logDir = join(ctx.outDir, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const record: TrialRecord = {
+    trial, neighbour: n.kind, arm, order, startedAt: new Date().toISOString(), originMs: Date.now(), playbackStartS: null,
+    window: null, metrics: videoMetrics(null, [], [], s.link.rateMbps), session: null, neighbourSession: null,
+    telemetry: [], neighbourRaw: null, queue: [], error: null,
+  };
+  const serverOpts = { mediaDir: ctx.media.dir, burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs };
+  let server: VideoServer | null = null;
+  let neighbourServer: VideoServer | null = null;
+  let browser: Browser | null = null;
+  let session: RunningSession | null = null;
+  let neighbourSession: RunningSession | null = null;
+  let running: RunningNeighbour | null = null;
+  let originMs = Date.now();
+  const queue = startQueueMonitor(topo.ns.router, topo.bottleneckDev, () => originMs);
+  const undefer = deferCleanup(async () => browser?.close());
+  try {
+    server = await startVideoServer(topo, { ...serverOpts, logFile: join(logDir, `${tag}.server.log`) });
+    if (n.kind === 'video') neighbourServer = await startVideoServer(topo, { ...serverOpts, logFile: join(logDir, `${tag}.neighbour-server.log`) });
+    browser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
+    session = await startSession(browser, { baseUrl: server.url, arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS });
+    originMs = record.originMs = session.originMs;
+    const playbackStartMs = await session.playbackStart;
+    record.playbackStartS = (playbackStartMs - originMs) / 1000;
+    const endMs = playbackStartMs + s.session.playS * 1000;
+    let window: MeasurementWindow | null = null;
+    if (n.kind !== 'none') {
+      const startS = n.startS;
+      const endS = n.endS ?? s.session.playS;
+      window = { startMs: playbackStartMs + startS * 1000, endMs: playbackStartMs + endS * 1000, startS, endS };
+      record.window = { startS, endS };
+      await sleep(window.startMs - Date.now());
+      if (n.kind === 'video') {
+        neighbourSession = await startSession(browser, { baseUrl: neighbourServer!.url, arm: n.arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS });
+      } else {
+        running = await startNeighbour(n, topo, ctx.labtools, (window.endMs - Date.now()) / 1000);
+      }
+    }
+    await sleep(endMs - Date.now());
+    if (running && window) {
+      record.neighbourRaw = await running.finish(window);
+      running = null;
+    }
+    if (neighbourSession) record.neighbourSession = await neighbourSession.finish();
+    record.session = await session.finish();
+    session = null;
+  } catch (err) {
+    record.error = (err as Error).message.split('\n')[0] ?? String(err);
+  } finally {
+    if (running) await running.finish({ startMs: originMs, endMs: Date.now(), startS: 0, endS: 0 }).catch(() => null);
+    if (session) record.session = await session.finish().catch(() => null);
+    await browser?.close().catch(() => {});
+    undefer();
+    record.queue = queue.stop();
+    if (server) record.telemetry = compactTelemetry(await stopVideoServer(server).catch(() => []), originMs);
+    if (neighbourServer) await stopVideoServer(neighbourServer).catch(() => []);
+  }
+  const metrics: TrialMetrics = videoMetrics(record.session?.qoe ?? null, record.telemetry, record.queue, s.link.rateMbps);
+  if (record.neighbourRaw && record.window) Object.assign(metrics, neighbourMetrics(record.neighbourRaw, (record.window.endS - record.window.startS) * 1000));
+  if (n.kind === 'video') metrics.neighborPlayDelayS = record.neighbourSession?.qoe?.playDelayS ?? null;
+  record.metrics = metrics;
+  return record;
+}
+
+function describe(r: TrialRecord): string {
+  if (r.error) return `FAILED: ${r.error}`;
+  const m = r.metrics;
+  const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' ? v.toFixed(d) : '-');
+  const parts = [
+    `chunk ${f((m.chunkThroughputKbps ?? NaN) / 1000)} Mbps`, `rtt ${f(m.videoRttMs)} ms`, `play ${f(m.playDelayS, 2)} s`,
+    `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${f(m.avgBitrateKbps, 0)} kbps`,
+  ];
+  if (m.udpOwdMs !== undefined) parts.push(`udp owd ${f(m.udpOwdMs, 2)} ms`);
+  if (m.tcpThroughputMbps !== undefined) parts.push(`tcp ${f(m.tcpThroughputMbps)} Mbps`);
+  if (m.httpResponseMs !== undefined) parts.push(`http ${f(m.httpResponseMs, 0)} ms (${m.httpRequests})`);
+  if (m.neighborPlayDelayS !== undefined) parts.push(`neighbour play ${f(m.neighborPlayDelayS, 2)} s`);
+  return parts.join(', ');
+}
+
+export async function runLab(o: RunOptions): Promise<LabResult> {
+  const { scenario: s, outDir, log } = o;
+  const reason = labUnavailableReason();
+  if (reason) throw new LabError('LAB_UNAVAILABLE', reason);
+  mkdirSync(outDir, { recursive: true });
+  const swept = await sweepStaleNamespaces();
+  if (swept.length > 0) log(`removed stale lab namespaces of dead runs: ${swept.join(', ')}`);
+  const labtools = await buildLabtools();
+  const media = await ensureLabMedia(s.media.ladder, s.media.durationS, log);
+  await ensurePlayerBuilt(log);
+  const link = {
+    rateMbps: s.link.rateMbps, rttMs: s.link.rttMs, queueBytes: queueBytes(s.link), shapeUpstream: s.link.shapeUpstream,
+    burstBytes: s.link.burstBytes, serverCongestionControl: s.server.congestionControl,
+  };
+  const topo = await createTopology(link, labtools);
+  let delayLine: DelayLineStats | null = null;
+  let destroyed = false;
+  const destroy = async () => {
+    if (destroyed) return;
+    destroyed = true;
+    delayLine = await destroyTopology(topo);
+  };
+  const undefer = deferCleanup(destroy);
+  const idleRtt: IdleRtt | null = await measureIdleRtt(topo);
+  log(`topology ${topo.ns.server} / ${topo.ns.router} / ${topo.ns.client}: ${s.link.rateMbps} Mbit/s, queue ${link.queueBytes} B, RTT ${s.link.rttMs} ms (idle ping ${idleRtt ? `${idleRtt.avgMs.toFixed(2)} ms avg, ${idleRtt.minMs.toFixed(2)} min` : 'unavailable'})`);
+  const result: LabResult = {
+    config: {
+      scenario: s,
+      link: { ...link, bdpBytes: bdpBytes(s.link), measuredIdleRtt: idleRtt, delayLine: s.link.rttMs > 0 ? 'labtools delay (TUN per direction, no netem on this kernel)' : 'none' },
+      server: { args: serverArgs({ mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs }), congestionControl: s.server.congestionControl },
+      player: { requested: playerConfig(s), byArm: {} as Record<string, unknown> },
+      media: { dir: media.dir, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media.sidecar.representations.map((r) => r.bitrateKbps) },
+      host: { kernel: release(), cpus: cpus().length, node: process.version },
+    },
+    trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, startedAt: new Date().toISOString(), finishedAt: null, complete: false,
+  };
+  const save = () => {
+    Object.assign(result, summaries(result.trials, s.arms));
+    writeFileSync(join(outDir, 'result.json'), JSON.stringify(result));
+  };
+  const ctx: RunContext = { s, topo, labtools, media, outDir, log };
+  const total = s.trials * s.neighbours.length * s.arms.length;
+  try {
+    let done = 0;
+    for (let trial = 1; trial <= s.trials; trial++) {
+      for (const n of s.neighbours) {
+        const arms = armOrder(s.arms, trial);
+        for (const [order, arm] of arms.entries()) {
+          const t0 = Date.now();
+          const record = await runSession(ctx, trial, n, arm, order);
+          result.trials.push(record);
+          const byArm = (result.config.player as { byArm: Record<string, unknown> }).byArm;
+          if (!byArm[arm] && record.session?.playerConfig) byArm[arm] = record.session.playerConfig;
+          save();
+          done += 1;
+          log(`[${done}/${total}] trial ${trial}/${s.trials} ${n.kind.padEnd(5)} ${arm.padEnd(8)} ${describe(record)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+          await sleep(s.session.gapS * 1000);
+        }
+      }
+    }
+    result.complete = true;
+  } finally {
+    await destroy();
+    undefer();
+    result.delayLine = delayLine;
+    result.finishedAt = new Date().toISOString();
+    save();
+    writeReport(result, outDir);
+  }
+  return result;
+}

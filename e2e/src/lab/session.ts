@@ -1,0 +1,110 @@
+/**
+ * One video session in the player page (HELPERS.md "Player page"), driven through
+ * Playwright: history reset, play, buffer sampling, QoE at the end.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Arm, SessionQoE } from '../../../player/src/abr/records.js';
+import { LabError, sleep } from './processes.js';
+
+export interface SessionOptions {
+  baseUrl: string;
+  arm: Arm;
+  /** Overrides of the player config, sent as `&config=` (e.g. `maxBufferS`). */
+  playerConfig: Record<string, unknown>;
+  startupTimeoutS: number;
+  /** Buffer sampling period. */
+  sampleMs?: number;
+}
+
+export interface SessionResult {
+  arm: Arm;
+  url: string;
+  /** Epoch ms when the autoplaying page was requested (the play request). */
+  originMs: number;
+  /** Epoch ms when the first frame was seen (null if it never was). */
+  playbackStartMs: number | null;
+  qoe: SessionQoE | null;
+  /** The page's full player config (`window.sammy.config()`). */
+  playerConfig: Record<string, unknown> | null;
+  /** [s since origin, buffer ahead of the playhead (s), playhead (s)]. */
+  buffer: Array<[number, number, number]>;
+  pageErrors: string[];
+}
+
+export interface RunningSession {
+  readonly originMs: number;
+  /** Resolves with the epoch ms of the first frame; rejects after the startup timeout. */
+  playbackStart: Promise<number>;
+  finish(): Promise<SessionResult>;
+}
+
+declare global {
+  interface Window {
+    sammy?: { qoe(): SessionQoE; config(): Record<string, unknown>; resetHistory(): void; ready: Promise<void> };
+  }
+}
+
+export function playerUrl(baseUrl: string, arm: Arm, config: Record<string, unknown>, autoplay: boolean): string {
+  return `${baseUrl}/?arm=${arm}&autoplay=${autoplay ? 1 : 0}&config=${encodeURIComponent(JSON.stringify(config))}`;
+}
+
+/** Thesis section 2.5.6: every arm starts from the same (empty) throughput history. */
+async function resetHistory(page: Page, o: SessionOptions): Promise<void> {
+  await page.goto(playerUrl(o.baseUrl, o.arm, o.playerConfig, false), { waitUntil: 'load', timeout: o.startupTimeoutS * 1000 });
+  await page.waitForFunction(() => window.sammy !== undefined, undefined, { timeout: o.startupTimeoutS * 1000 });
+  await page.evaluate(async () => {
+    await window.sammy!.ready;
+    window.sammy!.resetHistory();
+  });
+}
+
+export async function startSession(browser: Browser, o: SessionOptions): Promise<RunningSession> {
+  const context: BrowserContext = await browser.newContext();
+  const page = await context.newPage();
+  const pageErrors: string[] = [];
+  page.on('pageerror', (err) => pageErrors.push(err.message.slice(0, 500)));
+  try {
+    await resetHistory(page, o);
+  } catch (err) {
+    await context.close();
+    throw new LabError('LAB_PLAYER_PAGE', `the player page at ${o.baseUrl} did not offer window.sammy.resetHistory(): ${(err as Error).message.split('\n')[0]}`);
+  }
+  const url = playerUrl(o.baseUrl, o.arm, o.playerConfig, true);
+  const originMs = Date.now();
+  await page.goto(url, { waitUntil: 'commit' });
+
+  const buffer: Array<[number, number, number]> = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const s = await page
+        .evaluate(() => {
+          const v = document.querySelector('video');
+          if (!v || v.buffered.length === 0) return null;
+          return [v.buffered.end(v.buffered.length - 1) - v.currentTime, v.currentTime] as [number, number];
+        })
+        .catch(() => null);
+      if (s) buffer.push([(Date.now() - originMs) / 1000, Math.max(0, s[0]), s[1]]);
+      await sleep(o.sampleMs ?? 500);
+    }
+  })();
+
+  let playbackStartMs: number | null = null;
+  const playbackStart = page
+    .waitForFunction(() => typeof window.sammy?.qoe().playDelayS === 'number', undefined, { polling: 50, timeout: o.startupTimeoutS * 1000 })
+    .then(() => (playbackStartMs = Date.now()));
+  playbackStart.catch(() => {});
+
+  return {
+    originMs,
+    playbackStart,
+    async finish() {
+      sampling = false;
+      await sampler;
+      const qoe = await page.evaluate(() => window.sammy?.qoe() ?? null).catch(() => null);
+      const playerConfig = await page.evaluate(() => window.sammy?.config() ?? null).catch(() => null);
+      await context.close();
+      return { arm: o.arm, url, originMs, playbackStartMs, qoe: qoe as SessionQoE | null, playerConfig, buffer, pageErrors };
+    },
+  };
+}

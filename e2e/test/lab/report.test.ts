@@ -1,0 +1,127 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Arm } from '../../../player/src/abr/records.js';
+import { averageSeries, renderReport, writeReport } from '../../src/lab/report.js';
+import type { LabResult, TrialRecord } from '../../src/lab/runner.js';
+import { loadScenario } from '../../src/lab/scenario.js';
+import { summarize } from '../../src/lab/stats.js';
+import { barChart, lineChart, ticks } from '../../src/lab/svg.js';
+
+function trial(arm: Arm, neighbour: TrialRecord['neighbour'], trialNo: number, metrics: Record<string, number>): TrialRecord {
+  const rtt = arm === 'control' ? 25 : 5.5;
+  return {
+    trial: trialNo, neighbour, arm, order: 0, startedAt: '2026-01-01T00:00:00Z', originMs: 0, playbackStartS: 0.7,
+    window: neighbour === 'none' ? null : { startS: 0, endS: 30 },
+    metrics: metrics as unknown as TrialRecord['metrics'],
+    session: { arm, url: 'u', originMs: 0, playbackStartMs: 700, qoe: null, playerConfig: null, buffer: [[1, 2, 0], [2, 4, 1]], pageErrors: [] },
+    neighbourSession: null,
+    telemetry: [[1, '/media/chunk-4-00001.m4s', 260_000, 50, rtt, 0, 0, 270_000, arm === 'control' ? null : 9000, null], [3, '/media/chunk-4-00002.m4s', 260_000, 200, rtt, 0, 0, 270_000, null, null]],
+    neighbourRaw: null,
+    queue: [[0, 0, 0, 0], [100, arm === 'control' ? 90_000 : 0, 0, 500_000]],
+    error: null,
+  };
+}
+
+function result(): LabResult {
+  const scenario = loadScenario('thesis-2.6');
+  const trials: TrialRecord[] = [];
+  for (const t of [1, 2]) {
+    trials.push(trial('control', 'none', t, { chunkThroughputKbps: 36_000 + t * 100, videoRttMs: 25, playDelayS: 0.8, rebufferCount: 0 }));
+    trials.push(trial('sammy', 'none', t, { chunkThroughputKbps: 9_000 + t * 100, videoRttMs: 5.5, playDelayS: 0.8, rebufferCount: 0 }));
+    trials.push(trial('control', 'udp', t, { udpOwdMs: 20 + t }));
+    trials.push(trial('sammy', 'udp', t, { udpOwdMs: 2.6 + t / 10 }));
+  }
+  const failed = trial('sammy', 'tcp', 1, {});
+  failed.error = 'the player never showed a frame';
+  trials.push(failed);
+  const values = (kind: string | null) => {
+    const out: Record<string, Record<string, number[]>> = {};
+    for (const arm of ['control', 'sammy']) {
+      out[arm] = {};
+      for (const m of ['chunkThroughputKbps', 'videoRttMs', 'udpOwdMs', 'playDelayS', 'rebufferCount'])
+        out[arm]![m] = trials.filter((x) => x.arm === arm && (kind === null || x.neighbour === kind)).map((x) => (x.metrics as unknown as Record<string, number>)[m]!).filter((v) => v !== undefined);
+    }
+    return summarize(out);
+  };
+  return {
+    config: {
+      scenario: { ...scenario, arms: ['control', 'sammy'] },
+      link: { queueBytes: 100_000, bdpBytes: 25_000, measuredIdleRtt: { avgMs: 5.26, minMs: 5.19, maxMs: 5.86 } },
+      media: { rungsKbps: [150, 300, 500, 750, 1050] },
+    },
+    trials,
+    summary: values(null),
+    summaryByNeighbour: { none: values('none'), udp: values('udp') },
+    delayLine: {
+      down: { delayMs: 2.5, packets: 10, bytes: 1, dropsFull: 0, writeErrors: 0, maxQueued: 1, latenessUs: { p50: 38, p99: 165, p999: 2848, max: 8178 } },
+      up: { delayMs: 2.5, packets: 10, bytes: 1, dropsFull: 0, writeErrors: 0, maxQueued: 1, latenessUs: { p50: 28, p99: 131, p999: 2354, max: 8464 } },
+    },
+    startedAt: '2026-01-01T00:00:00Z',
+    finishedAt: '2026-01-01T01:00:00Z',
+    complete: true,
+  };
+}
+
+describe('report', () => {
+  test('summary table beside the thesis numbers, with CIs, n and the change vs control', () => {
+    const { markdown } = renderReport(result());
+    const row = markdown.split('\n').find((l) => l.startsWith('| chunk throughput'))!;
+    expect(row).toMatch(/\| 36150 \[\d+, \d+\] \(n=2\) \| 9150 \[\d+, \d+\] \(n=2\) \| -74\.7% \| -46\.0% \|/);
+    const udp = markdown.split('\n').find((l) => l.startsWith('| UDP neighbour one-way delay (ms)'))!;
+    expect(udp).toContain('0–30 s after playback start');
+    expect(udp).toContain('-48.0%');
+    expect(markdown).toContain('40 Mbit/s, droptail queue 100000 B (4.00 x BDP of 25000 B)');
+    expect(markdown).toContain('idle ping 5.26 ms avg');
+    expect(markdown).toContain('| down | 2.5 ms | 10 | 0 | 38 / 165 / 2848 / 8178 us |');
+    expect(markdown).toContain('- trial 1 tcp sammy: the player never showed a frame');
+    expect(markdown).toContain('![fig-throughput.svg](fig-throughput.svg)');
+  });
+
+  test('figures: time series per arm and neighbour bars', () => {
+    const { files } = renderReport(result());
+    expect(Object.keys(files).sort()).toEqual(
+      ['fig-buffer.svg', 'fig-link.svg', 'fig-neighbour-udp.svg', 'fig-pace.svg', 'fig-queue.svg', 'fig-rtt.svg', 'fig-throughput.svg'].sort(),
+    );
+    for (const svg of Object.values(files)) expect(svg).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"[\s\S]*<\/svg>$/);
+    // Both arms drawn in the RTT figure; only Sammy has a pace rate.
+    expect(files['fig-rtt.svg']!.match(/<polyline/g)).toHaveLength(2);
+    expect(files['fig-pace.svg']!.match(/<polyline/g)).toHaveLength(1);
+    expect(files['fig-neighbour-udp.svg']!.match(/<rect x=/g)!.length).toBeGreaterThanOrEqual(2);
+  });
+
+  test('writeReport writes report.md and every figure it links', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sammy-report-'));
+    try {
+      writeReport(result(), dir);
+      const md = readFileSync(join(dir, 'report.md'), 'utf8');
+      for (const [, file] of md.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)) expect(readdirSync(dir)).toContain(file);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('averageSeries: per-trial bin means, then the mean over trials', () => {
+    expect(averageSeries([[[0, 1], [0.4, 3], [1, 5]], [[0.2, 6]]], 0.5)).toEqual([[0, 4], [1, 5]]);
+  });
+});
+
+describe('svg', () => {
+  test('ticks are round numbers covering the range', () => {
+    expect(ticks(0, 40)).toEqual([0, 10, 20, 30, 40]);
+    expect(ticks(0, 1.05)).toEqual([0, 0.5, 1]);
+    expect(ticks(0, 27)).toEqual([0, 10, 20]);
+  });
+
+  test('escapes text and draws one polyline per series', () => {
+    const svg = lineChart({ title: 'a < b', xLabel: 'x', yLabel: 'y', series: [{ name: 'sammy', points: [[0, 1], [1, 2]] }, { name: 'control', points: [[0, 3]] }] });
+    expect(svg).toContain('a &lt; b');
+    expect(svg.match(/<polyline/g)).toHaveLength(2);
+  });
+
+  test('bars with CI whiskers; a missing value draws no bar', () => {
+    const svg = barChart({ title: 't', yLabel: 'ms', bars: [{ name: 'control', value: 10, ci95: [8, 12] }, { name: 'sammy', value: null, ci95: null }] });
+    expect(svg.match(/<rect x=/g)).toHaveLength(1);
+    expect(svg).toContain('>sammy<');
+  });
+});
