@@ -104,6 +104,18 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     request.log.info({ reason, url: request.url.slice(0, 200) }, 'refused request path');
     reply.code(400).send({ code: 'SAMMY_BAD_PATH', error: 'Bad Request', message: reason });
   });
+  // Request logging is off (one telemetry line per media response replaces it), and
+  // with it fastify's own error log: failures are logged and counted here.
+  app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
+    const status = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500;
+    if (status >= 500) {
+      metrics.errors.inc({ kind: 'server' });
+      request.log.error({ err, url: request.url.slice(0, 200) }, 'request failed');
+    } else {
+      request.log.info({ status, message: err.message, url: request.url.slice(0, 200) }, 'request refused');
+    }
+    reply.code(status).send(err);
+  });
   app.addHook('onResponse', (request, reply, done) => {
     metrics.requests.inc({ route: request.routeOptions.url ?? 'none', status: String(reply.statusCode) });
     done();

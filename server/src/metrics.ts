@@ -2,8 +2,6 @@
 // many apps in one process.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export type ErrorKind = 'bad_path' | 'cmcd' | 'setsockopt' | 'tcp_info' | 'stream' | 'server';
-
 const RATE_BUCKETS_KBPS = [250, 500, 1000, 2000, 4000, 8000, 16_000, 32_000, 64_000, 128_000, 1_000_000];
 
 export interface ServerMetrics {
@@ -15,6 +13,7 @@ export interface ServerMetrics {
   requestedRateKbps: Histogram;
   achievedRateKbps: Histogram;
   achievedRatio: Histogram;
+  /** kind: bad_path, cmcd, setsockopt, tcp_info, server. */
   errors: Counter<'kind'>;
 }
 

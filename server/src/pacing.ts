@@ -176,6 +176,10 @@ export class PacingController {
     const fd = socketFd(socket);
     const hasBody = request.method === 'GET' && (reply.statusCode === 200 || reply.statusCode === 206) && isReadable(payload);
     const start = fd === null ? null : control.readTcpInfo(fd);
+    if (start === null && fd !== null && control.available) {
+      metrics.errors.inc({ kind: 'tcp_info' });
+      this.#warnOnce('tcp_info', 'TCP_INFO unreadable: telemetry without TCP fields, bursts planned for MSS 1448');
+    }
     let outcome: PacingOutcome = 'unpaced';
     let appliedRateKbps: number | null = null;
     let rateBytesPerS: number | null = null;
