@@ -29,8 +29,11 @@ export interface PacingContext {
 
 /** MSS assumed when TCP_INFO is unavailable (Ethernet, IPv4, timestamps). */
 const FALLBACK_MSS_BYTES = 1448;
-/** Longest wait for a response's tail to leave the socket before it is logged anyway. */
-const MAX_DRAIN_MS = 120_000;
+/**
+ * A tail that has not moved for this long (a client that stopped reading) is logged
+ * and released anyway; normally the keep-alive timeout closes such a connection first.
+ */
+const MAX_DRAIN_STALL_MS = 120_000;
 /** Drain polls are spaced by the expected remaining send time, within these bounds. */
 const DRAIN_POLL_MIN_MS = 1;
 const DRAIN_POLL_MAX_MS = 1000;
@@ -58,6 +61,8 @@ interface MediaResponse {
   pacer: BurstPacer | null;
   start: TcpInfo | null;
   startMs: number;
+  /** When the tail last moved (or Node handed it to the kernel). */
+  drainProgressMs: number;
   startBytesWritten: number;
   aborted: boolean;
   remoteAddress: string | null;
@@ -107,18 +112,25 @@ export class PacingController {
     if (state === undefined) {
       const created: SocketState = { paced: false, active: null };
       this.#sockets.set(socket, created);
-      socket.once('close', () => {
+      // A reset (or other error) means the client went away. A clean close after the
+      // body was handed over is the server's own, for a client that sent
+      // "Connection: close": the kernel still sends the tail, at the socket's cap.
+      socket.once('close', (hadError: boolean) => {
         const response = created.active;
         if (response === null) return;
-        // Gone before its tail was seen to leave: the client did not get it all.
-        if (response.lastInfo?.notsentBytes !== 0) response.aborted = true;
+        if (hadError) response.aborted = true;
         this.#finish(response, null);
       });
-      // A client that closes on the last byte takes the descriptor with it: read the
-      // connection's final TCP_INFO while it is still there.
+      // The client closed its side. If our bytes are still unsent it is leaving
+      // early; either way, read the final TCP_INFO while the descriptor exists.
       socket.once('end', () => {
+        const response = created.active;
         const fd = socketFd(socket);
-        if (created.active !== null && fd !== null) created.active.lastInfo = this.#ctx.control.readTcpInfo(fd) ?? created.active.lastInfo;
+        if (response === null || fd === null) return;
+        const info = this.#ctx.control.readTcpInfo(fd);
+        if (info === null) return;
+        response.lastInfo = info;
+        if (info.notsentBytes > 0) response.aborted = true;
       });
       state = created;
     }
@@ -231,6 +243,7 @@ export class PacingController {
       pacer,
       start,
       startMs: performance.now(),
+      drainProgressMs: Infinity,
       startBytesWritten: socket.bytesWritten ?? 0,
       aborted: false,
       remoteAddress: socket.remoteAddress ?? null,
@@ -244,6 +257,7 @@ export class PacingController {
     this.#active.add(response);
     metrics.activeResponses.set(this.#active.size);
     reply.raw.once('close', () => {
+      response.drainProgressMs = performance.now();
       response.aborted = !reply.raw.writableFinished;
       if (response.aborted) this.#finish(response, null);
       else this.#waitForDrain(response);
@@ -258,10 +272,12 @@ export class PacingController {
     if (fd === null) return this.#finish(response, null);
     const info = this.#ctx.control.readTcpInfo(fd);
     if (info !== null) response.lastInfo = info;
-    if (info === null || info.notsentBytes === 0 || performance.now() - response.startMs > MAX_DRAIN_MS) {
+    const nowMs = performance.now();
+    if (info === null || info.notsentBytes === 0 || nowMs - response.drainProgressMs > MAX_DRAIN_STALL_MS) {
       return this.#finish(response, info);
     }
     if (info.notsentBytes < response.lastNotsentBytes) {
+      response.drainProgressMs = nowMs;
       // Node counts the kernel draining its buffer as idleness: keep a tail that is
       // still moving from being cut by the keep-alive timer.
       response.socket.setTimeout(this.#ctx.options.limits.keepAliveTimeoutMs);

@@ -1,6 +1,7 @@
 // Hostile input (issue 3, "Hardening"): every case asserts the status code and that
 // the next ordinary request is still served.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -150,6 +151,19 @@ describe('hostile input', () => {
       await expectStillServing(server);
     }, 15_000);
   });
+
+  test('a paced response draining longer than the keep-alive timeout is not cut', async () => {
+    // 4 MB at 1 MB/s: Node hands the body to the kernel long before it has left.
+    const agent = new http.Agent({ keepAlive: true });
+    const res = await timedGet(server.port, '/media/big.m4s', { agent, headers: { 'CMCD-Status': 'rtp=8000' } });
+    agent.destroy();
+    expect(res.status).toBe(200);
+    expect(res.bytes).toBe(4 * MB);
+    expect(res.elapsedMs).toBeGreaterThan(3 * SHORT_LIMITS.keepAliveTimeoutMs);
+    const line = await server.logs.waitForMedia((t) => t.remotePort === res.localPort);
+    expect(line).toMatchObject({ aborted: false, pacing: 'paced', bytes: 4 * MB, maxPacingRateBytesPerS: 1_000_000 });
+    await expectStillServing(server);
+  }, 15_000);
 
   describe('same-origin by default', () => {
     test('no CORS headers for a cross-origin request; a preflight finds no route', async () => {
