@@ -95,6 +95,11 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     devices: new DeviceGsoTable(),
   });
   app.decorate('sammy', { options, pacing, socketControl });
+  // Before connections are cut, while their TCP_INFO is still readable.
+  app.addHook('preClose', (done) => {
+    pacing.finishAll();
+    done();
+  });
   app.addHook('onClose', async () => closeLog());
 
   app.addHook('onRequest', (request, reply, done) => {

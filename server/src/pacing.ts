@@ -101,6 +101,14 @@ export class PacingController {
     return this.#active.size;
   }
 
+  /** At shutdown: writes the line of every response still in flight (cut ones as aborted). */
+  finishAll(): void {
+    for (const response of [...this.#active]) {
+      if (!response.reply.raw.writableFinished) response.aborted = true;
+      this.#finish(response, null);
+    }
+  }
+
   #warnOnce(key: string, message: string, details: object = {}): void {
     if (this.#warned.has(key)) return;
     this.#warned.add(key);

@@ -3,13 +3,14 @@
 // which requires an ES-module-only package jest 29 cannot load.)
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import { encodeLadder } from '@sammy/encoder/encode';
 import { LAB_LADDER } from '@sammy/encoder/ladder';
 import { parseSegmentsSidecar } from '@sammy/encoder/sidecar';
 import { buildApp } from '../src/app.js';
 import { NOT_BUILT_PAGE } from '../src/player.js';
-import { LogCapture, makeDir, metricValue, removeDir, startServer, timedGet, type GetOptions, type RunningServer, type TimedResponse } from './helpers.js';
+import { LogCapture, makeDir, metricValue, removeDir, startServer, timedGet, waitFor, type GetOptions, type RunningServer, type TimedResponse } from './helpers.js';
 
 const SEGMENT = Buffer.alloc(50_000, 7);
 
@@ -175,6 +176,27 @@ describe('telemetry to --log FILE', () => {
     }
     expect(line).toMatchObject({ path: '/media/seg.m4s', bytes: SEGMENT.length, rtpKbps: 20000, burstPackets: 4, aborted: false });
     expect(typeof line['time']).toBe('number');
+    removeDir(dir);
+  });
+});
+
+describe('shutdown', () => {
+  test('a response cut by close() still gets its line, with TCP fields, marked aborted', async () => {
+    // More than the kernel's send buffer holds (4 MB), so Node is still writing when cut.
+    const dir = makeDir({ 'big.m4s': Buffer.alloc(12_000_000, 5) });
+    const server = await startServer({ mediaDir: dir });
+    let received = 0;
+    const request = http.get({ host: '127.0.0.1', port: server.port, path: '/media/big.m4s', headers: { 'CMCD-Status': 'rtp=8000' } }, (res) => {
+      res.on('data', (c: Buffer) => (received += c.length));
+      res.on('error', () => {});
+    });
+    request.on('error', () => {});
+    await waitFor(() => (received > 200_000 ? true : null));
+    await server.close();
+    const line = server.logs.media().at(-1);
+    expect(line).toMatchObject({ path: '/media/big.m4s', aborted: true, pacing: 'paced', maxPacingRateBytesPerS: 1_000_000 });
+    expect(line!.rttUs).not.toBeNull();
+    expect(server.app.sammy.pacing.activeResponses).toBe(0);
     removeDir(dir);
   });
 });
