@@ -10,7 +10,7 @@
 // Needs root (namespaces, tcpdump). Not part of `npm test`.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -422,7 +422,7 @@ async function main(): Promise<number> {
   const net = new BenchNet();
   const work = mkdtempSync(join(tmpdir(), 'sammy-bench-'));
   const mediaDir = join(work, 'media');
-  sh('mkdir', ['-p', mediaDir]);
+  mkdirSync(mediaDir);
   for (const mbps of ACCURACY_MBPS) writeFileSync(join(mediaDir, `acc-${mbps}.m4s`), randomBytes(Math.round(((mbps * MB) / 8) * 2.5)));
   for (const rate of BURST_RATES_BYTES_PER_S) writeFileSync(join(mediaDir, `burst-${rate / MB}.m4s`), randomBytes(Math.round(rate * 1.5)));
   for (let i = 0; i < CPU_FILES; i++) writeFileSync(join(mediaDir, `seg-${i}.m4s`), randomBytes(MB));
