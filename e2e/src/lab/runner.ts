@@ -85,9 +85,16 @@ export function armOrder(arms: Arm[], trial: number): Arm[] {
   return [...arms.slice(k), ...arms.slice(0, k)];
 }
 
+/** Why there is no player page to test, or null (it is built, or can be built). */
+export function playerUnavailableReason(): string | null {
+  if (existsSync(join(PLAYER_DIST, 'index.html'))) return null;
+  const pkg = JSON.parse(readFileSync(join(REPO_DIR, 'player', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  return pkg.scripts?.build ? null : `no player page: ${PLAYER_DIST} is missing and @sammy/player has no build script yet`;
+}
+
 async function ensurePlayerBuilt(log: (line: string) => void): Promise<void> {
   const pkg = JSON.parse(readFileSync(join(REPO_DIR, 'player', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-  if (pkg.scripts?.build) {
+  if (pkg.scripts?.build && process.env.SAMMY_LAB_PLAYER_DIR === undefined) {
     log('building the player page (npm run build -w @sammy/player)');
     await run('npm', ['run', 'build', '-w', '@sammy/player'], { timeoutMs: 300_000 });
   }
@@ -160,6 +167,7 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
     originMs = record.originMs = session.originMs;
     const playbackStartMs = await session.playbackStart;
     record.playbackStartS = (playbackStartMs - originMs) / 1000;
+    ctx.log(`  ${tag}: playing after ${record.playbackStartS.toFixed(2)} s; ${s.session.playS} s to go`);
     const endMs = playbackStartMs + s.session.playS * 1000;
     let window: MeasurementWindow | null = null;
     if (n.kind !== 'none') {
@@ -205,7 +213,7 @@ function describe(r: TrialRecord): string {
   const m = r.metrics;
   const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' ? v.toFixed(d) : '-');
   const parts = [
-    `chunk ${f((m.chunkThroughputKbps ?? NaN) / 1000)} Mbps`, `rtt ${f(m.videoRttMs)} ms`, `play ${f(m.playDelayS, 2)} s`,
+    `chunk ${f(m.chunkThroughputKbps === null ? null : m.chunkThroughputKbps / 1000)} Mbps`, `rtt ${f(m.videoRttMs)} ms`, `play ${f(m.playDelayS, 2)} s`,
     `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${f(m.avgBitrateKbps, 0)} kbps`,
   ];
   if (m.udpOwdMs !== undefined) parts.push(`udp owd ${f(m.udpOwdMs, 2)} ms`);

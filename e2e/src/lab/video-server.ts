@@ -10,7 +10,8 @@ import { REPO_DIR } from './paths.js';
 import { LabError, start, stop, waitForOutput, type Managed } from './processes.js';
 import { ADDRESSES, type Topology } from './topology.js';
 
-export const PLAYER_DIST = join(REPO_DIR, 'player', 'dist');
+/** The built player page (`npm run build -w @sammy/player`); SAMMY_LAB_PLAYER_DIR serves another build. */
+export const PLAYER_DIST = process.env.SAMMY_LAB_PLAYER_DIR ?? join(REPO_DIR, 'player', 'dist');
 export const SERVER_CLI = join(REPO_DIR, 'server', 'src', 'cli.ts');
 
 export interface VideoServer {

@@ -1,0 +1,88 @@
+/**
+ * A lab run killed half-way (SIGINT, SIGTERM) leaves no namespace, TUN device,
+ * qdisc or process behind.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { listNamespaces, ownerPid, pidAlive } from '../src/lab/netns.js';
+import { E2E_DIR, REPO_DIR } from '../src/lab/paths.js';
+import { labUnavailableReason, playerUnavailableReason } from '../src/lab/runner.js';
+
+const reason = labUnavailableReason() ?? playerUnavailableReason();
+
+/** The pids whose parent chain leads to `root`. */
+function descendants(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (pid: number) => {
+    for (const [child, ppid] of parent) if (ppid === pid) (out.push(child), walk(child));
+  };
+  walk(root);
+  return out;
+}
+
+function netnsPids(ns: string): number[] {
+  return execFileSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+}
+
+function alive(pid: number): boolean {
+  if (!pidAlive(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); // zombies are gone, just not reaped
+  } catch {
+    return false;
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  test(`a lab run killed with ${signal} half-way leaves nothing behind`, async () => {
+    if (reason) console.log(`SKIP: ${reason}`);
+    test.skip(reason !== null, reason ?? '');
+    test.setTimeout(5 * 60_000);
+    const outDir = mkdtempSync(join(tmpdir(), 'sammy-lab-kill-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', join(E2E_DIR, 'src', 'lab', 'cli.ts'), '--scenario', 'ci-short', '--arms', 'sammy', '--neighbours', 'udp', '--trials', '1', '--out', outDir], {
+      cwd: REPO_DIR,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Half-way: the session plays, beside its UDP neighbour.
+    const deadline = Date.now() + 4 * 60_000;
+    while (!/playing after/.test(out)) {
+      expect(Date.now() < deadline && child.exitCode === null, `the run never reached playback:\n${out}`).toBe(true);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await new Promise((r) => setTimeout(r, 3000));
+    const ours = (await listNamespaces()).filter((n) => ownerPid(n) === child.pid);
+    expect(ours).toHaveLength(3);
+    const router = ours.find((n) => n.endsWith('-rtr'))!;
+    expect(execFileSync('ip', ['-n', router, '-o', 'link', 'show'], { encoding: 'utf8' })).toMatch(/dl-down.*dl-up|dl-up.*dl-down/s);
+    expect(execFileSync('tc', ['-n', router, 'qdisc', 'show'], { encoding: 'utf8' })).toContain('qdisc tbf');
+    const pids = [...new Set([...descendants(child.pid!), ...ours.flatMap(netnsPids)])];
+    // The video server, Chromium, the delay line, the UDP source and sink at least.
+    expect(pids.length).toBeGreaterThanOrEqual(5);
+
+    child.kill(signal);
+    const code = await exited;
+    expect(code, out).toBe(signal === 'SIGINT' ? 130 : 143);
+    expect((await listNamespaces()).filter((n) => ownerPid(n) === child.pid)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(pids.filter(alive)).toEqual([]);
+    // The TUN devices and the qdiscs lived in the router namespace, now gone; none leaked into the root namespace.
+    expect(execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' })).not.toMatch(/\b(dl-down|dl-up)\b/);
+  });
+}
