@@ -17,6 +17,7 @@ import {
   sleep,
   startServer,
   timedGet,
+  waitFor,
   type RunningServer,
 } from './helpers.js';
 
@@ -272,7 +273,13 @@ describeLinux.each([['kernel'], ['app']] as const)('an aborted paced transfer (-
     expect(server.app.sammy.pacing.activeResponses).toBe(0);
     const metrics = await timedGet(server.port, '/metrics', { keepBody: true });
     expect(metricValue(metrics.body!.toString(), 'sammy_media_responses_active')).toBe(0);
-    await sleep(200);
+    // Sockets close asynchronously: wait (bounded) for the counts to settle; a leaked
+    // timer or handle never does.
+    const settled = (): boolean => {
+      const now = activeResources();
+      return (now['Timeout'] ?? 0) <= (before['Timeout'] ?? 0) && (now['TCPSocketWrap'] ?? 0) <= (before['TCPSocketWrap'] ?? 0);
+    };
+    await waitFor(() => (settled() ? true : null), 3000).catch(() => undefined);
     const after = activeResources();
     expect(after['Timeout'] ?? 0).toBeLessThanOrEqual(before['Timeout'] ?? 0);
     expect(after['TCPSocketWrap'] ?? 0).toBeLessThanOrEqual(before['TCPSocketWrap'] ?? 0);
