@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { parseCli } from '../src/args.js';
 import { ServerError } from '../src/errors.js';
 import { DEFAULT_SERVER_OPTIONS, resolveServerOptions } from '../src/options.js';
+import { removeDir } from './helpers.js';
 
 const mediaDir = mkdtempSync(join(tmpdir(), 'sammy-options-'));
+afterAll(() => removeDir(mediaDir));
 
 function rejection(input: Record<string, unknown>): ServerError {
   try {
