@@ -19,7 +19,7 @@ import { REPO_DIR } from './paths.js';
 import { LabError, run, sleep } from './processes.js';
 import { startQueueMonitor, type QueueSample } from './queue-monitor.js';
 import { writeReport } from './report.js';
-import { bdpBytes, queueBytes, type Neighbour, type NeighbourKind, type Scenario } from './scenario.js';
+import { bdpBytes, experimentArms, queueBytes, type Neighbour, type NeighbourKind, type Scenario } from './scenario.js';
 import { startSession, type RunningSession, type SessionResult } from './session.js';
 import { summarize, type MetricSummary } from './stats.js';
 import { createTopology, destroyTopology, measureIdleRtt, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
@@ -264,12 +264,12 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
     writeFileSync(join(outDir, 'result.json'), JSON.stringify(result));
   };
   const ctx: RunContext = { s, topo, labtools, media, outDir, log };
-  const total = s.trials * s.neighbours.length * s.arms.length;
+  const total = s.trials * s.neighbours.reduce((a, n) => a + experimentArms(s, n).length, 0);
   try {
     let done = 0;
     for (let trial = 1; trial <= s.trials; trial++) {
       for (const n of s.neighbours) {
-        const arms = armOrder(s.arms, trial);
+        const arms = armOrder(experimentArms(s, n), trial);
         for (const [order, arm] of arms.entries()) {
           const t0 = Date.now();
           const record = await runSession(ctx, trial, n, arm, order);

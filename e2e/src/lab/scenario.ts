@@ -22,6 +22,9 @@ export type Neighbour =
 
 export type NeighbourKind = Neighbour['kind'];
 
+/** An experiment: a neighbour, and optionally the subset of the scenario's arms that run beside it. */
+export type Experiment = Neighbour & { arms: Arm[] | null };
+
 export interface Scenario {
   name: string;
   description: string;
@@ -59,8 +62,8 @@ export interface Scenario {
     congestionControl: string;
     extraArgs: string[];
   };
-  /** Each neighbour is its own experiment; every arm runs beside each. */
-  neighbours: Neighbour[];
+  /** Each neighbour is its own experiment; every arm (or the experiment's own `arms`) runs beside each. */
+  neighbours: Experiment[];
   arms: Arm[];
   trials: number;
 }
@@ -116,6 +119,17 @@ function window(o: Obj, path: string, playS: number): { startS: number; endS: nu
   return { startS, endS };
 }
 
+function experiment(value: unknown, path: string, playS: number): Experiment {
+  const o = obj(path, value, ['kind', 'arms', 'rateKbps', 'packetBytes', 'congestionControl', 'responseBytes', 'gapMs', 'arm', 'startS', 'endS']);
+  const { arms, ...rest } = o;
+  let subset: Arm[] | null = null;
+  if (arms !== undefined) {
+    if (!Array.isArray(arms) || arms.length === 0) bad(`${path}.arms`, arms, 'a non-empty array of arms');
+    subset = arms.map((a, i) => arm(`${path}.arms[${i}]`, a));
+  }
+  return { ...neighbour(rest, path, playS), arms: subset };
+}
+
 function neighbour(value: unknown, path: string, playS: number): Neighbour {
   const kind = (value as Obj | null)?.kind;
   if (!NEIGHBOUR_KINDS.includes(kind as NeighbourKind)) bad(`${path}.kind`, kind, NEIGHBOUR_KINDS.join(', '));
@@ -163,12 +177,13 @@ export function parseScenario(json: unknown): Scenario {
   const config = player.config ?? {};
   obj('player.config', config, Object.keys(config as Obj));
   if (!Array.isArray(o.neighbours) || o.neighbours.length === 0) bad('neighbours', o.neighbours, 'a non-empty array');
-  const neighbours = o.neighbours.map((n, i) => neighbour(n, `neighbours[${i}]`, playS));
+  const neighbours = o.neighbours.map((n, i) => experiment(n, `neighbours[${i}]`, playS));
   const kinds = neighbours.map((n) => n.kind);
   if (new Set(kinds).size !== kinds.length) bad('neighbours', kinds, 'each kind at most once');
   if (!Array.isArray(o.arms) || o.arms.length === 0) bad('arms', o.arms, `a non-empty array of ${ARMS.join(', ')}`);
   const arms = o.arms.map((a, i) => arm(`arms[${i}]`, a));
   if (new Set(arms).size !== arms.length) bad('arms', arms, 'each arm at most once');
+  neighbours.forEach((n, i) => n.arms?.forEach((a, j) => arms.includes(a) || bad(`neighbours[${i}].arms[${j}]`, a, `one of the scenario's arms (${arms.join(', ')})`)));
   return {
     name: str(o, 'scenario', 'name'),
     description: typeof o.description === 'string' ? o.description : '',
@@ -191,6 +206,11 @@ export function parseScenario(json: unknown): Scenario {
     arms,
     trials: int(o, 'scenario', 'trials', 1, 1000, 1),
   };
+}
+
+/** The arms that run beside an experiment's neighbour, in the scenario's order. */
+export function experimentArms(s: Scenario, e: Experiment): Arm[] {
+  return e.arms === null ? s.arms : s.arms.filter((a) => e.arms!.includes(a));
 }
 
 /** The bandwidth-delay product of the link, in bytes. */

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { bdpBytes, loadScenario, parseScenario, queueBytes, withOverrides } from '../../src/lab/scenario.js';
+import { bdpBytes, experimentArms, loadScenario, parseScenario, queueBytes, withOverrides } from '../../src/lab/scenario.js';
 import { SCENARIO_DIR } from '../../src/lab/paths.js';
 
 const minimal = {
@@ -24,11 +24,18 @@ describe('parseScenario', () => {
   test('fills neighbour defaults (thesis section 2.6)', () => {
     const s = parseScenario({ ...minimal, neighbours: [{ kind: 'udp' }, { kind: 'tcp', startS: 10 }, { kind: 'http' }, { kind: 'video', startS: 3 }] });
     expect(s.neighbours).toEqual([
-      { kind: 'udp', rateKbps: 5000, packetBytes: 1200, startS: 0, endS: null },
-      { kind: 'tcp', congestionControl: 'reno', startS: 10, endS: null },
-      { kind: 'http', responseBytes: 3_000_000, gapMs: 0, startS: 0, endS: null },
-      { kind: 'video', arm: 'control', startS: 3, endS: null },
+      { kind: 'udp', rateKbps: 5000, packetBytes: 1200, startS: 0, endS: null, arms: null },
+      { kind: 'tcp', congestionControl: 'reno', startS: 10, endS: null, arms: null },
+      { kind: 'http', responseBytes: 3_000_000, gapMs: 0, startS: 0, endS: null, arms: null },
+      { kind: 'video', arm: 'control', startS: 3, endS: null, arms: null },
     ]);
+  });
+
+  test('an experiment may run a subset of the arms, in the scenario order', () => {
+    const s = parseScenario({ ...minimal, arms: ['control', 'sammy', 'fixed4x'], neighbours: [{ kind: 'none' }, { kind: 'udp', arms: ['sammy', 'control'] }] });
+    expect(experimentArms(s, s.neighbours[0]!)).toEqual(['control', 'sammy', 'fixed4x']);
+    expect(experimentArms(s, s.neighbours[1]!)).toEqual(['control', 'sammy']);
+    expect(() => parseScenario({ ...minimal, neighbours: [{ kind: 'udp', arms: ['fixed4x'] }] })).toThrow(/neighbours\[0\].arms\[0\] = "fixed4x" .*control, sammy/);
   });
 
   test.each([
