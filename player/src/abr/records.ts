@@ -30,6 +30,12 @@ export interface ChunkRecord {
   appliedRateKbps: number | null;
   bufferBeforeS: number;
   bufferAfterS: number;
+  /** Extra: seconds from the play request to this chunk's request (browser and simulator clocks). */
+  requestS?: number;
+  /** Extra: the Eq. 2.1 floor (with headroom) when the chunk was requested; null for arms without the Sammy core. */
+  paceFloorKbps?: number | null;
+  /** Extra: why this rung and rate (the core's `Decision.reason`). */
+  reason?: string;
 }
 
 /** One playback session. */
@@ -45,9 +51,9 @@ export interface SessionQoE {
   /** Mean SSIM of the played segments (time-weighted), from segments.json. */
   avgQuality: number | null;
   switchCount: number;
-  /** Mean throughput of the initial-phase (unpaced) chunks. */
+  /** Mean throughput of the initial-phase (unpaced) chunks: their total bits over their total download time. */
   initialThroughputKbps: number | null;
-  /** Mean throughput over playing-phase chunks. */
+  /** Mean throughput over playing-phase chunks: total bits over total download time (the "on"-period throughput, thesis 2.5.1). */
   chunkThroughputKbps: number | null;
   chunks: ChunkRecord[];
   /** The full parameter set the session ran with. */

@@ -1,0 +1,124 @@
+/**
+ * Every parameter of the Sammy core, in one typed object (STYLE.md 5). Results record
+ * the resolved object, so a run can always be told apart from another by its config.
+ * Units: rates in kbps, durations in seconds, counts as plain integers.
+ */
+
+export interface SammyConfig {
+  /** Pace rate as a multiple of the top bitrate at an empty buffer (thesis 2.5: 11.0). */
+  paceEmptyMultiplier: number;
+  /** Pace rate as a multiple of the top bitrate at a full buffer (thesis 2.5: 2.9). */
+  paceFullMultiplier: number;
+  /**
+   * HYB's discount on the throughput estimate, in (0, 1] (thesis 2.4.2, Akhtar et al.
+   * 2018). Also sets the Eq. 2.1 floor: at an empty buffer the pace must be at least
+   * top / beta.
+   */
+  beta: number;
+  /** HYB lookahead T, in segments: D_T is their total duration. */
+  lookaheadSegments: number;
+  /**
+   * The buffer target: the player stops requesting when this much is buffered, and the
+   * pace rate's buffer fraction is bufferS / maxBufferS. 30 s is dash.js's own target at
+   * the top rung; the lab sets production-like targets (e.g. 240 s) through `&config=`.
+   */
+  maxBufferS: number;
+  /** How many recent chunk throughputs the in-session estimate averages (harmonic mean). */
+  throughputWindow: number;
+  /** How many past sessions' initial-phase throughputs the device history keeps. */
+  historySize: number;
+  /**
+   * The no-history rule: with neither history nor an in-session sample, the first chunk
+   * is fetched at this rung (0 = lowest, the conservative start of DESIGN.md).
+   */
+  noHistoryRung: number;
+  /**
+   * The floor is Eq. 2.1 times this factor. Eq. 2.1 is where HYB's B_T > 0 test is
+   * exactly tied; a paced chunk measures slightly below its pace (request latency), so a
+   * floor without headroom could let HYB step off the top rung for a chunk.
+   */
+  floorHeadroom: number;
+  /** CTA-5004: rtp is an integer kbps, rounded to 100 kbps (we round up, never below the floor). */
+  rtpRoundingKbps: number;
+}
+
+export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
+  paceEmptyMultiplier: 11.0,
+  paceFullMultiplier: 2.9,
+  beta: 0.5,
+  lookaheadSegments: 5,
+  maxBufferS: 30,
+  throughputWindow: 5,
+  historySize: 10,
+  noHistoryRung: 0,
+  floorHeadroom: 1.1,
+  rtpRoundingKbps: 100,
+});
+
+export class SammyConfigError extends Error {
+  readonly code = 'SAMMY_CONFIG_INVALID';
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'SammyConfigError';
+  }
+}
+
+interface Range {
+  min: number;
+  max: number;
+  /** The minimum itself is excluded. */
+  openMin?: boolean;
+  integer?: boolean;
+}
+
+const RANGES: Record<keyof SammyConfig, Range> = {
+  paceEmptyMultiplier: { min: 0, max: 1000 },
+  paceFullMultiplier: { min: 0, max: 1000 },
+  beta: { min: 0, max: 1, openMin: true },
+  lookaheadSegments: { min: 1, max: 1000, integer: true },
+  maxBufferS: { min: 0, max: 86_400, openMin: true },
+  throughputWindow: { min: 1, max: 1000, integer: true },
+  historySize: { min: 1, max: 1000, integer: true },
+  noHistoryRung: { min: 0, max: 1000, integer: true },
+  floorHeadroom: { min: 1, max: 100 },
+  rtpRoundingKbps: { min: 1, max: 1_000_000, integer: true },
+};
+
+function describe(r: Range): string {
+  const kind = r.integer ? 'an integer' : 'a number';
+  return `${kind} in ${r.openMin ? '(' : '['}${r.min}, ${r.max}]`;
+}
+
+/** Checks one field; throws a {@link SammyConfigError} naming it, the value and the accepted range. */
+export function checkSammyField(key: keyof SammyConfig, value: unknown): number {
+  const r = RANGES[key];
+  const ok =
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    (r.openMin ? value > r.min : value >= r.min) &&
+    value <= r.max &&
+    (!r.integer || Number.isInteger(value));
+  if (!ok) throw new SammyConfigError(`invalid ${key}: ${JSON.stringify(value)} (accepted: ${describe(r)})`);
+  return value as number;
+}
+
+export function isSammyConfigKey(key: string): key is keyof SammyConfig {
+  return Object.prototype.hasOwnProperty.call(RANGES, key);
+}
+
+/**
+ * The defaults overridden field by field. Unknown fields and bad values throw, so a
+ * typo in an experiment's config never silently runs the defaults.
+ */
+export function resolveSammyConfig(overrides: Partial<Record<string, unknown>> = {}): SammyConfig {
+  const config: SammyConfig = { ...DEFAULT_SAMMY_CONFIG };
+  for (const [key, value] of Object.entries(overrides)) {
+    if (value === undefined) continue;
+    if (!isSammyConfigKey(key)) {
+      throw new SammyConfigError(`unknown Sammy parameter ${JSON.stringify(key)} (known: ${Object.keys(RANGES).join(', ')})`);
+    }
+    config[key] = checkSammyField(key, value);
+  }
+  return config;
+}

@@ -1,0 +1,14 @@
+/**
+ * `@sammy/player/abr`: the pure Sammy core (thesis 2.4). No dash.js, no window, no
+ * clock. The browser adapter (`src/dashjs/`) and the simulator (`sim/`) both drive a
+ * {@link SammySession}; see session.ts for the call sequence and the phase rules.
+ */
+export { DEFAULT_SAMMY_CONFIG, SammyConfigError, checkSammyField, isSammyConfigKey, resolveSammyConfig, type SammyConfig } from './config.js';
+export { bytesToKbit, clampRung, ladderFromSidecar, lookahead, segmentCount, topRung, type Ladder, type Lookahead } from './ladder.js';
+export { HISTORY_KEY, InitialThroughputHistory, memoryStore, type KeyValueStore } from './history.js';
+export { hybRung, predictedBufferS, type HybInput, type HybResult } from './hyb.js';
+export { bufferBasedPaceKbps, bufferFraction, eq21FloorKbps, paceFor, roundRtpKbps, type Pace, type PaceInput } from './pace.js';
+export { SammySession, type Decision, type DecisionInput, type EstimateSource, type SessionOptions } from './session.js';
+export { aggregateKbps, harmonicMean, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
+export { playedSegments, summarizeSession, type PlayedSegment, type SessionSummaryInput } from './qoe.js';
+export { ARMS, type Arm, type ChunkRecord, type Phase, type SessionQoE } from './records.js';

@@ -1,0 +1,82 @@
+/**
+ * Sammy's pace rate (thesis 2.4.2): buffer-based between a multiple of the top bitrate
+ * at an empty buffer and a smaller one at a full buffer, never below the throughput
+ * HYB needs to keep choosing the top rung (Eq. 2.1).
+ */
+import type { SammyConfig } from './config.js';
+import { lookahead, type Ladder } from './ladder.js';
+
+/**
+ * Eq. 2.1: the least throughput estimate with which HYB still picks bitrate `topKbps`:
+ * x >= r / beta / (1 + B_0 / D_T).
+ */
+export function eq21FloorKbps(topKbps: number, beta: number, bufferS: number, durationS: number): number {
+  return topKbps / beta / (1 + Math.max(0, bufferS) / durationS);
+}
+
+/** f = buffer / max buffer, clamped to [0, 1]. */
+export function bufferFraction(bufferS: number, maxBufferS: number): number {
+  if (!Number.isFinite(bufferS) || bufferS <= 0) return 0;
+  return Math.min(1, bufferS / maxBufferS);
+}
+
+/** top * (empty * (1 - f) + full * f): 11x the top bitrate when empty, 2.9x when full. */
+export function bufferBasedPaceKbps(topKbps: number, fraction: number, cfg: Pick<SammyConfig, 'paceEmptyMultiplier' | 'paceFullMultiplier'>): number {
+  return topKbps * (cfg.paceEmptyMultiplier * (1 - fraction) + cfg.paceFullMultiplier * fraction);
+}
+
+/** CTA-5004 rtp: integer kbps in steps of `stepKbps`, rounded up so it never falls below the pace. */
+export function roundRtpKbps(paceKbps: number, stepKbps: number): number {
+  return Math.max(stepKbps, Math.ceil(paceKbps / stepKbps - 1e-9) * stepKbps);
+}
+
+export interface PaceInput {
+  bufferS: number;
+  /** First segment of the lookahead (the one about to be requested). */
+  segmentIndex: number;
+  /** The highest rung the player may choose now: its bitrate is "top". */
+  maxRung: number;
+}
+
+export interface Pace {
+  /** max(buffer-based, floor). */
+  paceKbps: number;
+  /** What is sent as CMCD rtp: the pace rounded up. */
+  rtpKbps: number;
+  topKbps: number;
+  bufferBasedKbps: number;
+  /** Eq. 2.1 with the nominal top bitrate (the thesis's form). */
+  eq21Kbps: number;
+  /**
+   * Eq. 2.1 over the real sizes of the next T top-rung chunks, S_T / (beta (B_0 + D_T)):
+   * the same bound for the lookahead HYB actually runs (equal to `eq21Kbps` when the
+   * chunks are exactly at the nominal bitrate).
+   */
+  eq21LookaheadKbps: number;
+  /** max(eq21, eq21Lookahead) * floorHeadroom. */
+  floorKbps: number;
+  /** Which bound set the pace. */
+  bound: 'buffer' | 'floor';
+}
+
+export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pace {
+  const topKbps = ladder.bitratesKbps[input.maxRung]!;
+  const bufferS = Math.max(0, input.bufferS);
+  const la = lookahead(ladder, input.maxRung, input.segmentIndex, cfg.lookaheadSegments);
+  const eq21Kbps = eq21FloorKbps(topKbps, cfg.beta, bufferS, la.durationS);
+  const eq21LookaheadKbps = la.sizeKbit / (cfg.beta * (bufferS + la.durationS));
+  const floorKbps = Math.max(eq21Kbps, eq21LookaheadKbps) * cfg.floorHeadroom;
+  const bufferBasedKbps = bufferBasedPaceKbps(topKbps, bufferFraction(bufferS, cfg.maxBufferS), cfg);
+  const bound = floorKbps > bufferBasedKbps ? 'floor' : 'buffer';
+  const paceKbps = Math.max(bufferBasedKbps, floorKbps);
+  return {
+    paceKbps,
+    rtpKbps: roundRtpKbps(paceKbps, cfg.rtpRoundingKbps),
+    topKbps,
+    bufferBasedKbps,
+    eq21Kbps,
+    eq21LookaheadKbps,
+    floorKbps,
+    bound,
+  };
+}

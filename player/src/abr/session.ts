@@ -1,0 +1,181 @@
+/**
+ * One playback session of the Sammy algorithm: the phase, the session's throughput
+ * samples, and the history hand-off at the end of the initial phase. It is stateful but
+ * pure: no clock, no player, no I/O except through the history's store. The dash.js
+ * adapter and the simulator drive it with the same calls:
+ *
+ *   decide({ bufferS, segmentIndex })   before each video chunk request
+ *   addSample({ sizeBytes, downloadS, phase })   after each video chunk
+ *   firstFrame()   when a frame is shown (ends the initial phase)
+ *   seek()   when the user seeks
+ *   rebuffer()   when playback stalls after startup
+ *
+ * Phases (thesis 2.4.1): `initial` from the play request to the first frame, unpaced,
+ * rung from the history; `playing` after it, paced.
+ * - After a rebuffer the session stays `playing` and keeps pacing. The buffer is then
+ *   empty, so the pace is at its highest (11x the top bitrate, above the Eq. 2.1 floor
+ *   of top / beta); a link slower than that is not held back by pacing at all, so
+ *   unpacing would add burstiness without refilling the buffer any faster.
+ * - A seek starts a new initial phase: the user waits for a frame again, the goal is
+ *   the shortest delay (thesis 2.4.1), so requests go unpaced until the next frame. The
+ *   session's samples stay (they are recent measurements of this path). The history is
+ *   written once per session, at the first startup, so seeks do not outweigh sessions.
+ */
+import { resolveSammyConfig, type SammyConfig } from './config.js';
+import type { InitialThroughputHistory } from './history.js';
+import { hybRung } from './hyb.js';
+import { clampRung, type Ladder } from './ladder.js';
+import { paceFor, type Pace } from './pace.js';
+import type { Phase } from './records.js';
+import { harmonicMean, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
+
+export type EstimateSource = 'session' | 'history' | 'none';
+
+export interface DecisionInput {
+  /** Media buffered ahead of the playhead (B_0). */
+  bufferS: number;
+  /** 0-based index of the segment about to be requested. */
+  segmentIndex: number;
+  /** The highest rung the player may choose now (resolution or user cap); default: the ladder's top. */
+  maxRung?: number;
+}
+
+export interface Decision {
+  phase: Phase;
+  rung: number;
+  /** null: unpaced (initial phase). */
+  paceKbps: number | null;
+  /** The CMCD rtp to send: the pace rounded up; null when unpaced. */
+  rtpKbps: number | null;
+  /** One line a person can read: why this rung, why this rate. */
+  reason: string;
+  estimateKbps: number | null;
+  estimateSource: EstimateSource;
+  /** HYB's B_T for the chosen rung; null under the no-history rule. */
+  predictedBufferS: number | null;
+  /** The pace computation in full (also computed in the initial phase, where it is not sent). */
+  pace: Pace;
+}
+
+export interface SessionOptions {
+  ladder: Ladder;
+  /** Overrides of DEFAULT_SAMMY_CONFIG. */
+  config?: Partial<SammyConfig>;
+  /** The device history; null or absent: none (the no-history rule applies). */
+  history?: InitialThroughputHistory | null;
+}
+
+function fmt(kbps: number | null): string {
+  return kbps === null ? 'none' : `${Math.round(kbps)} kbps`;
+}
+
+export class SammySession {
+  readonly config: SammyConfig;
+  readonly ladder: Ladder;
+  private currentPhase: Phase = 'initial';
+  private readonly samples: ThroughputSample[] = [];
+  private readonly history: InitialThroughputHistory | null;
+  /** Read once when the session starts: what earlier sessions left. */
+  readonly historyEstimateKbps: number | null;
+  private historyRecorded = false;
+  private stalls = 0;
+  private seeks = 0;
+
+  constructor(opts: SessionOptions) {
+    if (opts.ladder.bitratesKbps.length === 0) throw new RangeError('the ladder has no rungs');
+    this.ladder = opts.ladder;
+    this.config = resolveSammyConfig(opts.config);
+    this.history = opts.history ?? null;
+    this.historyEstimateKbps = this.history?.estimateKbps() ?? null;
+  }
+
+  get phase(): Phase {
+    return this.currentPhase;
+  }
+
+  get rebufferCount(): number {
+    return this.stalls;
+  }
+
+  get seekCount(): number {
+    return this.seeks;
+  }
+
+  /** The session's usable samples, oldest first. */
+  sampleList(): readonly ThroughputSample[] {
+    return this.samples;
+  }
+
+  /** The throughput estimate x: in-session samples first, then the history, else none. */
+  estimate(): { kbps: number | null; source: EstimateSource } {
+    const recent = this.samples.slice(-this.config.throughputWindow).map(sampleKbps);
+    const session = harmonicMean(recent);
+    if (session !== null) return { kbps: session, source: 'session' };
+    if (this.historyEstimateKbps !== null) return { kbps: this.historyEstimateKbps, source: 'history' };
+    return { kbps: null, source: 'none' };
+  }
+
+  /** The pace for a request now; the rtp is null in the initial phase (unpaced). */
+  pace(input: DecisionInput): { rtpKbps: number | null; pace: Pace } {
+    const maxRung = clampRung(this.ladder, input.maxRung);
+    const pace = paceFor(this.ladder, this.config, { bufferS: input.bufferS, segmentIndex: input.segmentIndex, maxRung });
+    return { rtpKbps: this.currentPhase === 'playing' ? pace.rtpKbps : null, pace };
+  }
+
+  decide(input: DecisionInput): Decision {
+    const maxRung = clampRung(this.ladder, input.maxRung);
+    const { kbps, source } = this.estimate();
+    const { rtpKbps, pace } = this.pace({ ...input, maxRung });
+    const paced = rtpKbps !== null;
+    const paceText = paced
+      ? `pace ${fmt(pace.paceKbps)} (${pace.bound === 'floor' ? 'Eq. 2.1 floor' : 'buffer-based'}), rtp ${rtpKbps}`
+      : 'unpaced (initial phase)';
+    const common = { phase: this.currentPhase, paceKbps: paced ? pace.paceKbps : null, rtpKbps, estimateKbps: kbps, estimateSource: source, pace };
+
+    if (kbps === null) {
+      const rung = Math.min(clampRung(this.ladder, this.config.noHistoryRung), maxRung);
+      return { ...common, rung, predictedBufferS: null, reason: `no history and no sample yet: rung ${rung} (no-history rule); ${paceText}` };
+    }
+    const hyb = hybRung(this.ladder, {
+      bufferS: Math.max(0, input.bufferS),
+      segmentIndex: input.segmentIndex,
+      estimateKbps: kbps,
+      maxRung,
+      beta: this.config.beta,
+      lookaheadSegments: this.config.lookaheadSegments,
+    });
+    const why = hyb.noSafeRung
+      ? `no rung keeps B_T > 0 at ${fmt(kbps)} (${source}): lowest rung`
+      : `HYB: rung ${hyb.rung} keeps B_T = ${hyb.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
+    return { ...common, rung: hyb.rung, predictedBufferS: hyb.predictedBufferS, reason: `${why}; ${paceText}` };
+  }
+
+  /** A downloaded video chunk; unusable samples (zero bytes or time) are ignored. */
+  addSample(sample: ThroughputSample): void {
+    if (isUsableSample(sample)) this.samples.push({ ...sample });
+  }
+
+  /**
+   * A frame was shown: the initial phase (of the session or after a seek) ends. At the
+   * session's first startup the initial-phase samples go into the history. Returns the
+   * throughput recorded, or null.
+   */
+  firstFrame(): number | null {
+    if (this.currentPhase === 'playing') return null;
+    this.currentPhase = 'playing';
+    if (this.historyRecorded || !this.history) return null;
+    this.historyRecorded = true;
+    return this.history.recordSession(this.samples);
+  }
+
+  /** The user sought: a new initial phase (unpaced) until the next frame. */
+  seek(): void {
+    this.seeks++;
+    this.currentPhase = 'initial';
+  }
+
+  /** Playback stalled after startup: the session stays in the playing phase (see above). */
+  rebuffer(): void {
+    this.stalls++;
+  }
+}

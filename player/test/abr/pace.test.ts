@@ -1,0 +1,95 @@
+import { DEFAULT_SAMMY_CONFIG, resolveSammyConfig } from '../../src/abr/config.js';
+import { lookahead } from '../../src/abr/ladder.js';
+import { bufferFraction, eq21FloorKbps, paceFor, roundRtpKbps } from '../../src/abr/pace.js';
+import { cbrLadder, seededRandom, vbrLadder } from './fixtures.js';
+
+const ladder = cbrLadder();
+const TOP = 4;
+const cfg = resolveSammyConfig();
+
+describe('pace rate (thesis 2.4.2)', () => {
+  test('11x the top bitrate at an empty buffer, 2.9x at a full one', () => {
+    const empty = paceFor(ladder, cfg, { bufferS: 0, segmentIndex: 0, maxRung: TOP });
+    expect(empty.paceKbps).toBeCloseTo(11 * 1050, 9);
+    expect(empty.rtpKbps).toBe(11600);
+    expect(empty.bound).toBe('buffer');
+
+    const full = paceFor(ladder, cfg, { bufferS: 30, segmentIndex: 0, maxRung: TOP });
+    expect(full.paceKbps).toBeCloseTo(2.9 * 1050, 9);
+    expect(full.rtpKbps).toBe(3100);
+    expect(full.bound).toBe('buffer');
+  });
+
+  test('linear in the buffer fraction between the two, clamped outside [0, max]', () => {
+    expect(paceFor(ladder, cfg, { bufferS: 15, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(1050 * (11 * 0.5 + 2.9 * 0.5), 9);
+    expect(paceFor(ladder, cfg, { bufferS: 7.5, segmentIndex: 0, maxRung: TOP }).rtpKbps).toBe(9500); // 1050 * 8.975 = 9423.75
+    expect(paceFor(ladder, cfg, { bufferS: 300, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(3045, 9);
+    expect(paceFor(ladder, cfg, { bufferS: -3, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(11550, 9);
+    expect(bufferFraction(Number.NaN, 30)).toBe(0);
+  });
+
+  test('"top" is the highest rung the player may choose now: a cap lowers the pace', () => {
+    const capped = paceFor(ladder, cfg, { bufferS: 0, segmentIndex: 0, maxRung: 2 });
+    expect(capped.topKbps).toBe(500);
+    expect(capped.rtpKbps).toBe(5500);
+  });
+
+  test('Eq. 2.1: top / beta / (1 + B_0 / D_T)', () => {
+    expect(eq21FloorKbps(1050, 0.5, 0, 10)).toBeCloseTo(2100, 9);
+    expect(eq21FloorKbps(1050, 0.5, 10, 10)).toBeCloseTo(1050, 9);
+    expect(eq21FloorKbps(1050, 0.25, 30, 10)).toBeCloseTo(1050, 9);
+    const p = paceFor(ladder, cfg, { bufferS: 10, segmentIndex: 0, maxRung: TOP });
+    expect(p.eq21Kbps).toBeCloseTo(1050, 9);
+    // CBR: the lookahead form over real sizes is the same number.
+    expect(p.eq21LookaheadKbps).toBeCloseTo(1050, 9);
+    expect(p.floorKbps).toBeCloseTo(1050 * DEFAULT_SAMMY_CONFIG.floorHeadroom, 9);
+  });
+
+  test('the floor takes over when the buffer-based rate would fall below it (small beta)', () => {
+    const lowBeta = resolveSammyConfig({ beta: 0.05 });
+    // Full buffer: buffer-based 3045; floor 1050 / 0.05 / (1 + 30/10) * 1.1 = 5775.
+    const p = paceFor(ladder, lowBeta, { bufferS: 30, segmentIndex: 0, maxRung: TOP });
+    expect(p.bound).toBe('floor');
+    expect(p.paceKbps).toBeCloseTo(5775, 6);
+    expect(p.rtpKbps).toBe(5800);
+  });
+
+  test('the lookahead floor uses the real upcoming sizes (VBR chunks above nominal raise it)', () => {
+    const vbr = vbrLadder();
+    const p = paceFor(vbr, resolveSammyConfig({ beta: 0.05 }), { bufferS: 30, segmentIndex: 3, maxRung: TOP });
+    const sizes = vbr.segmentSizesBytes[TOP]!.slice(3, 8);
+    const sizeKbit = (sizes.reduce((a, b) => a + b, 0) * 8) / 1000;
+    expect(p.eq21LookaheadKbps).toBeCloseTo(sizeKbit / (0.05 * (30 + 10)), 6);
+    expect(p.floorKbps).toBeCloseTo(Math.max(p.eq21Kbps, p.eq21LookaheadKbps) * 1.1, 6);
+  });
+
+  test('never below the Eq. 2.1 floor, and rtp never below the pace (random inputs)', () => {
+    const rnd = seededRandom(7);
+    const vbr = vbrLadder();
+    for (let i = 0; i < 2000; i++) {
+      const c = resolveSammyConfig({
+        beta: 0.02 + rnd() * 0.98,
+        paceEmptyMultiplier: rnd() * 12,
+        paceFullMultiplier: rnd() * 4,
+        lookaheadSegments: 1 + Math.floor(rnd() * 10),
+        maxBufferS: 5 + rnd() * 240,
+      });
+      const maxRung = Math.floor(rnd() * 5);
+      const bufferS = rnd() * 300;
+      const segmentIndex = Math.floor(rnd() * 70);
+      const p = paceFor(vbr, c, { bufferS, segmentIndex, maxRung });
+      const dT = lookahead(vbr, maxRung, segmentIndex, c.lookaheadSegments).durationS;
+      expect(p.paceKbps).toBeGreaterThanOrEqual(eq21FloorKbps(vbr.bitratesKbps[maxRung]!, c.beta, bufferS, dT) - 1e-9);
+      expect(p.rtpKbps).toBeGreaterThanOrEqual(p.paceKbps);
+      expect(p.rtpKbps % 100).toBe(0);
+    }
+  });
+
+  test('rtp rounds up to the CTA-5004 100 kbps step', () => {
+    expect(roundRtpKbps(3045, 100)).toBe(3100);
+    expect(roundRtpKbps(3000, 100)).toBe(3000);
+    expect(roundRtpKbps(3000.0000001, 100)).toBe(3000);
+    expect(roundRtpKbps(3000.01, 100)).toBe(3100);
+    expect(roundRtpKbps(12, 100)).toBe(100);
+  });
+});

@@ -1,0 +1,148 @@
+import { DEFAULT_SAMMY_CONFIG, resolveSammyConfig, SammyConfigError } from '../../src/abr/config.js';
+import { InitialThroughputHistory, memoryStore } from '../../src/abr/history.js';
+import { SammySession } from '../../src/abr/session.js';
+import { cbrLadder } from './fixtures.js';
+
+const ladder = cbrLadder();
+/** A 262,500-byte top-rung chunk (2 s at 1050 kbps) downloaded in `s` seconds. */
+const top = (s: number, phase: 'initial' | 'playing') => ({ sizeBytes: 262_500, downloadS: s, phase });
+
+function historyWith(kbps: number[]): InitialThroughputHistory {
+  const h = new InitialThroughputHistory(memoryStore(), 10);
+  for (const k of kbps) h.recordSession([{ sizeBytes: 1000, downloadS: 8 / k, phase: 'initial' }]);
+  return h;
+}
+
+describe('SammySession', () => {
+  test('no history, no sample: the no-history rule (lowest rung), unpaced', () => {
+    const s = new SammySession({ ladder, history: new InitialThroughputHistory(memoryStore(), 10) });
+    const d = s.decide({ bufferS: 0, segmentIndex: 0 });
+    expect(d).toMatchObject({ phase: 'initial', rung: 0, rtpKbps: null, paceKbps: null, estimateSource: 'none', predictedBufferS: null });
+    expect(d.reason).toMatch(/no-history rule/);
+    expect(d.reason).toMatch(/unpaced/);
+  });
+
+  test('the no-history rung is configurable and capped', () => {
+    const s = new SammySession({ ladder, config: { noHistoryRung: 3 } });
+    expect(s.decide({ bufferS: 0, segmentIndex: 0 }).rung).toBe(3);
+    expect(s.decide({ bufferS: 0, segmentIndex: 0, maxRung: 1 }).rung).toBe(1);
+  });
+
+  test('the first chunk follows the history: HYB at the historical estimate with an empty buffer', () => {
+    // beta * x * (1 + 0) >= r: 2 * 1050 = 2100 kbps is the least estimate that starts at the top.
+    expect(new SammySession({ ladder, history: historyWith([2200]) }).decide({ bufferS: 0, segmentIndex: 0 })).toMatchObject({
+      rung: 4,
+      estimateSource: 'history',
+      rtpKbps: null,
+    });
+    expect(new SammySession({ ladder, history: historyWith([1200]) }).decide({ bufferS: 0, segmentIndex: 0 }).rung).toBe(2);
+  });
+
+  test('in-session samples replace the history once there are any', () => {
+    const s = new SammySession({ ladder, history: historyWith([100_000]) });
+    s.addSample(top(2.5, 'initial')); // 840 kbps
+    const d = s.decide({ bufferS: 2, segmentIndex: 1 });
+    expect(d.estimateSource).toBe('session');
+    expect(d.estimateKbps).toBeCloseTo(840, 9);
+    expect(d.rung).toBe(2); // 0.5 * 840 * 1.2 = 504 >= 500
+  });
+
+  test('first frame: the playing phase starts, paced, and only initial samples enter the history', () => {
+    const store = memoryStore();
+    const s = new SammySession({ ladder, history: new InitialThroughputHistory(store, 10) });
+    s.addSample(top(0.1, 'initial')); // 21000 kbps
+    s.addSample(top(0.3, 'initial')); // 7000 kbps
+    expect(s.firstFrame()).toBeCloseTo(10500, 9); // 4200 kbit / 0.4 s
+    expect(s.phase).toBe('playing');
+    s.addSample(top(0.2, 'playing'));
+    s.addSample(top(0.2, 'initial')); // requested before the frame, finished after: not recorded either
+    expect(s.firstFrame()).toBeNull(); // idempotent
+    expect(new InitialThroughputHistory(store, 10).sessionsKbps()).toEqual([10500]);
+
+    // Exact decision: f = 4 / 30, pace = 1050 * (11 * 26/30 + 2.9 * 4/30) = 10416 -> rtp 10500.
+    const d = s.decide({ bufferS: 4, segmentIndex: 2 });
+    expect(d.phase).toBe('playing');
+    expect(d.rung).toBe(4);
+    expect(d.paceKbps).toBeCloseTo(10416, 6);
+    expect(d.rtpKbps).toBe(10500);
+    expect(d.pace.bound).toBe('buffer');
+    expect(d.reason).toMatch(/HYB: rung 4/);
+    expect(d.reason).toMatch(/rtp 10500/);
+  });
+
+  test('a playing-phase session never writes playing samples to the history, whatever it is told', () => {
+    const store = memoryStore();
+    const s = new SammySession({ ladder, history: new InitialThroughputHistory(store, 10) });
+    s.addSample(top(1, 'playing'));
+    s.addSample(top(1, 'playing'));
+    expect(s.firstFrame()).toBeNull();
+    expect(new InitialThroughputHistory(store, 10).sessionsKbps()).toEqual([]);
+  });
+
+  test('after a rebuffer: still playing, paced at the empty-buffer rate', () => {
+    const s = new SammySession({ ladder });
+    s.addSample(top(0.1, 'initial'));
+    s.firstFrame();
+    s.rebuffer();
+    expect(s.phase).toBe('playing');
+    expect(s.rebufferCount).toBe(1);
+    const d = s.decide({ bufferS: 0, segmentIndex: 9 });
+    expect(d.rtpKbps).toBe(11600);
+  });
+
+  test('after a seek: a new initial phase (unpaced) until the next frame; the history is written only once', () => {
+    const store = memoryStore();
+    const s = new SammySession({ ladder, history: new InitialThroughputHistory(store, 10) });
+    s.addSample(top(0.1, 'initial'));
+    s.firstFrame();
+    s.seek();
+    expect(s.phase).toBe('initial');
+    expect(s.decide({ bufferS: 0, segmentIndex: 30 }).rtpKbps).toBeNull();
+    expect(s.pace({ bufferS: 0, segmentIndex: 30 }).rtpKbps).toBeNull();
+    s.addSample(top(0.05, 'initial'));
+    expect(s.firstFrame()).toBeNull();
+    expect(s.phase).toBe('playing');
+    expect(s.decide({ bufferS: 2, segmentIndex: 31 }).rtpKbps).not.toBeNull();
+    expect(new InitialThroughputHistory(store, 10).sessionsKbps()).toHaveLength(1);
+  });
+
+  test('a cap on the rung caps the choice and lowers "top" for the pace', () => {
+    const s = new SammySession({ ladder });
+    s.addSample(top(0.01, 'initial'));
+    s.firstFrame();
+    const d = s.decide({ bufferS: 0, segmentIndex: 1, maxRung: 2 });
+    expect(d.rung).toBe(2);
+    expect(d.rtpKbps).toBe(5500);
+  });
+
+  test('the estimate is the harmonic mean of the last throughputWindow samples', () => {
+    const s = new SammySession({ ladder, config: { throughputWindow: 2 } });
+    s.addSample(top(100, 'initial'));
+    s.addSample(top(1, 'initial')); // 2100
+    s.addSample(top(0.5, 'initial')); // 4200
+    expect(s.estimate().kbps).toBeCloseTo(2 / (1 / 2100 + 1 / 4200), 9);
+  });
+
+  test('the history estimate is read when the session starts', () => {
+    const h = historyWith([5000]);
+    const s = new SammySession({ ladder, history: h });
+    s.addSample(top(0.1, 'initial'));
+    s.firstFrame();
+    expect(s.historyEstimateKbps).toBeCloseTo(5000, 9);
+  });
+});
+
+describe('config', () => {
+  test('defaults: the thesis parameters', () => {
+    expect(DEFAULT_SAMMY_CONFIG).toMatchObject({ paceEmptyMultiplier: 11, paceFullMultiplier: 2.9 });
+    expect(Object.isFrozen(DEFAULT_SAMMY_CONFIG)).toBe(true);
+  });
+
+  test('overrides field by field; unknown fields and bad values throw, naming them', () => {
+    expect(resolveSammyConfig({ maxBufferS: 240 })).toEqual({ ...DEFAULT_SAMMY_CONFIG, maxBufferS: 240 });
+    expect(() => resolveSammyConfig({ maxBuffer: 240 })).toThrow(/unknown Sammy parameter "maxBuffer"/);
+    expect(() => resolveSammyConfig({ beta: 0 })).toThrow('invalid beta: 0 (accepted: a number in (0, 1])');
+    expect(() => resolveSammyConfig({ lookaheadSegments: 2.5 })).toThrow(SammyConfigError);
+    expect(() => resolveSammyConfig({ maxBufferS: '30' })).toThrow(/invalid maxBufferS: "30"/);
+  });
+});
