@@ -1,0 +1,56 @@
+/**
+ * The `sammy` arm: the player's own Sammy core (`SammySession` from
+ * `@sammy/player/abr`), driven with the same calls the dash.js adapter makes: decide
+ * before each request, a sample after each chunk, firstFrame at startup, rebuffer on a
+ * stall. The simulator adds nothing to its decisions.
+ */
+import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
+import { InitialThroughputHistory, SammySession, ladderFromSidecar, memoryStore, type SammyConfig } from '../core.js';
+import type { ArmPolicy, ChunkDone, Decision, DecisionContext } from './types.js';
+
+export interface SammyArmOptions {
+  config?: Partial<SammyConfig>;
+  /**
+   * Initial-phase throughputs of earlier sessions on this device, oldest first (the
+   * history the core starts from). Empty: a new device, the no-history rule.
+   */
+  historyKbps?: readonly number[];
+}
+
+export class SammyArm implements ArmPolicy {
+  readonly arm = 'sammy' as const;
+  readonly config: Record<string, unknown>;
+  readonly session: SammySession;
+
+  constructor(sidecar: SegmentsSidecar, options: SammyArmOptions = {}) {
+    const store = memoryStore();
+    const historySize = options.config?.historySize ?? Infinity;
+    const history = new InitialThroughputHistory(store, Number.isFinite(historySize) ? historySize : 1000);
+    // One synthetic 1-second initial-phase sample per earlier session records exactly its throughput.
+    for (const kbps of options.historyKbps ?? []) history.recordSession([{ sizeBytes: (kbps * 1000) / 8, downloadS: 1, phase: 'initial' }]);
+    this.session = new SammySession({ ladder: ladderFromSidecar(sidecar), config: options.config ?? {}, history });
+    this.config = { ...this.session.config, historyKbps: [...(options.historyKbps ?? [])] };
+  }
+
+  bufferTargetS(): number {
+    return this.session.config.maxBufferS;
+  }
+
+  decide(ctx: DecisionContext): Decision {
+    const d = this.session.decide({ bufferS: ctx.bufferS, segmentIndex: ctx.index });
+    return { rung: d.rung, rtpKbps: d.rtpKbps, phase: d.phase };
+  }
+
+  onChunk(chunk: ChunkDone): void {
+    // The core's sample: request to last byte, in the phase the chunk was requested in.
+    this.session.addSample({ sizeBytes: chunk.sizeBytes, downloadS: chunk.endS - chunk.requestS, phase: chunk.phase });
+  }
+
+  onPlaybackStart(): void {
+    this.session.firstFrame();
+  }
+
+  onStall(): void {
+    this.session.rebuffer();
+  }
+}

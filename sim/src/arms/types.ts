@@ -1,0 +1,68 @@
+/**
+ * What the session model asks of an arm, and tells it. An arm is the player's
+ * decision logic only: which rung to request next, at what pace rate (the CMCD
+ * `rtp`), and how much buffer the player keeps. The session owns the clock, the
+ * network and the playback buffer.
+ */
+import type { Arm, Phase } from '../core.js';
+
+/** The browser arms, plus `spiral`: the thesis section 2.2.3 example rule (simulator only). */
+export type SimArm = Exclude<Arm, 'dashjs-rtp'> | 'spiral';
+
+export const SIM_ARMS: readonly SimArm[] = ['sammy', 'control', 'fixed4x', 'spiral'];
+
+export interface DecisionContext {
+  /** Session clock: seconds since the play request. */
+  nowS: number;
+  /** Segment to request (0-based). */
+  index: number;
+  bufferS: number;
+  /** The first frame has been shown. */
+  started: boolean;
+  /** Playback started and is now waiting for data (a rebuffer). */
+  stalled: boolean;
+}
+
+export interface Decision {
+  rung: number;
+  /** The CMCD `rtp` sent with the request (integer kbps, CTA-5004 rounding applied); null sends none. */
+  rtpKbps: number | null;
+  /** Wait this long before sending the request (dash.js BOLA's time-to-load delay). */
+  delayS?: number;
+  /** The arm's own phase for this request; by default, `initial` until the first frame. */
+  phase?: Phase;
+}
+
+/** A chunk that finished downloading, as the player sees it. */
+export interface ChunkDone {
+  index: number;
+  rung: number;
+  sizeBytes: number;
+  durationS: number;
+  phase: Phase;
+  rtpKbps: number | null;
+  /** Request sent. */
+  requestS: number;
+  /** First byte received (request + one latency). */
+  firstByteS: number;
+  /** Last byte received. */
+  endS: number;
+  /** Buffer when the last byte arrived, before the chunk is appended. */
+  bufferAtEndS: number;
+  /** Buffer after the chunk is appended. */
+  bufferAfterS: number;
+}
+
+export interface ArmPolicy {
+  readonly arm: SimArm;
+  /** Every parameter the arm ran with, written into the session's `config`. */
+  readonly config: Record<string, unknown>;
+  /** The player requests the next segment only while buffer + one segment stays within this. */
+  bufferTargetS(currentRung: number): number;
+  decide(context: DecisionContext): Decision;
+  onChunk(chunk: ChunkDone): void;
+  /** First frame shown (end of the initial phase). */
+  onPlaybackStart?(nowS: number): void;
+  /** The buffer ran dry during playback. */
+  onStall?(nowS: number): void;
+}

@@ -1,0 +1,71 @@
+/** Helpers the simulator's CLIs share: paths, numbers, the bundled ladder, errors. */
+import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SimError } from '../errors.js';
+
+/** The lab ladder (5 rungs, top 1.05 Mbps) from a real encoder run, bundled so nothing is encoded. */
+export const BUNDLED_LADDER = fileURLToPath(new URL('../../fixtures/lab-segments.json', import.meta.url));
+export const BUNDLED_TRACES = fileURLToPath(new URL('../../traces', import.meta.url));
+
+/**
+ * npm runs workspace scripts inside the workspace folder; a path the user typed is
+ * relative to where they typed it (npm's INIT_CWD).
+ */
+export function userPath(path: string): string {
+  return isAbsolute(path) ? path : resolve(process.env.INIT_CWD ?? process.cwd(), path);
+}
+
+/** `constant:KBPS` passes through; anything else is a path. */
+export function traceSpec(spec: string): string {
+  return spec.startsWith('constant:') ? spec : userPath(spec);
+}
+
+export function numberOption(value: string | undefined, flag: string, check: (n: number) => boolean, accepted: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || !check(n)) {
+    throw new SimError('SIM_BAD_ARGS', `${flag} must be ${accepted}, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+export function numberList(value: string | undefined, flag: string): number[] | undefined {
+  if (value === undefined) return undefined;
+  return value.split(',').map((part) => numberOption(part, flag, (n) => n > 0, 'a comma-separated list of positive numbers')!);
+}
+
+/** `--config '{"beta": 0.6}'`: Sammy overrides as a JSON object (validated by the core). */
+export function jsonObject(value: string | undefined, flag: string): Record<string, unknown> | undefined {
+  if (value === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (err) {
+    throw new SimError('SIM_BAD_ARGS', `${flag} must be a JSON object (${(err as Error).message})`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new SimError('SIM_BAD_ARGS', `${flag} must be a JSON object such as '{"beta": 0.6}'`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Runs a CLI's main: known errors print one line and exit 2; anything else is a bug and shows its stack. */
+export function runMain(main: () => Promise<number> | number): void {
+  Promise.resolve()
+    .then(main)
+    .then(
+      (code) => {
+        process.exitCode = code;
+      },
+      (err: unknown) => {
+        const e = err as Error & { code?: string };
+        if (e && typeof e.code === 'string' && (e.name === 'SimError' || e.name === 'SammyConfigError' || e.name === 'SidecarError')) {
+          console.error(`sim: ${e.message} [${e.code}]`);
+          process.exitCode = 2;
+        } else {
+          console.error(err);
+          process.exitCode = 1;
+        }
+      },
+    );
+}

@@ -1,0 +1,263 @@
+/**
+ * One simulated playback session: a deterministic network (a chunk arrives one
+ * latency after its request, then at min(rtp, available bandwidth)), a player that
+ * requests one video segment at a time while its buffer is below the arm's target,
+ * and a playhead that starts once the first segment is buffered, stops when the buffer
+ * runs dry and resumes when the next segment lands. The buffer follows thesis Eq. 2.2,
+ * B_{t+1} = B_t + d_t - Delta_t, plus the time the playhead stood still.
+ */
+import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
+import type { ArmPolicy, SimArm } from './arms/types.js';
+import { summarizeSession, type ChunkRecord, type Phase, type SessionQoE } from './core.js';
+import { SimError } from './errors.js';
+import { tileSidecar } from './ladder.js';
+import { latencyAtS, transferEndS, type Trace } from './trace.js';
+
+/** A ChunkRecord with what the simulator also knows. */
+export interface SimChunkRecord extends ChunkRecord {
+  /** Session clock when the request went out. */
+  requestS: number;
+  /** Idle time just before the request (buffer full, or a BOLA delay). */
+  waitS: number;
+  /** Time the playhead stood still (before the first frame, or rebuffering) during the wait and the download. */
+  stoppedS: number;
+  /** SSIM of this segment at this rung, from segments.json. */
+  ssim: number;
+}
+
+/** Session-wide figures beyond SessionQoE. */
+export interface SimSummary {
+  trace: string;
+  /** Media length of the session (whole segments). */
+  mediaS: number;
+  segmentCount: number;
+  /** Last byte of the last segment. */
+  lastArrivalS: number;
+  /** Buffer right after the last segment landed (B_end). */
+  bufferEndS: number;
+  /** Total time with no request in flight. */
+  idleS: number;
+  /** Total time the playhead stood still before the last arrival (startup and rebuffers). */
+  stoppedS: number;
+  /** Mean, min and max rtp over playing-phase requests that carried one. */
+  playingRtpKbps: { mean: number; min: number; max: number } | null;
+}
+
+export interface SimSessionQoE extends Omit<SessionQoE, 'arm' | 'chunks'> {
+  arm: SimArm;
+  chunks: SimChunkRecord[];
+  sim: SimSummary;
+}
+
+export interface SessionOptions {
+  trace: Trace;
+  sidecar: SegmentsSidecar;
+  /** Builds the arm for the session's (tiled) ladder. */
+  arm: (sidecar: SegmentsSidecar, contentDurationS: number) => ArmPolicy;
+  /** Media to play, rounded up to whole segments; the encoded video loops if shorter. Default 600 s. */
+  durationS?: number;
+  /** Buffer needed for the first frame (and to resume after a rebuffer); default one segment. */
+  startupBufferS?: number;
+}
+
+export const DEFAULT_SESSION_DURATION_S = 600;
+
+function mean(values: readonly number[]): number | null {
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+export function simulateSession(options: SessionOptions): SimSessionQoE {
+  const { trace } = options;
+  const segmentS = options.sidecar.segmentDurationS;
+  const durationS = options.durationS ?? DEFAULT_SESSION_DURATION_S;
+  if (!(durationS > 0)) throw new SimError('SIM_BAD_ARGS', `--duration must be a positive number of seconds, got ${durationS}`);
+  const count = Math.max(1, Math.ceil(durationS / segmentS - 1e-9));
+  const sidecar = tileSidecar(options.sidecar, count);
+  const policy = options.arm(sidecar, count * segmentS);
+  const startupBufferS = Math.min(options.startupBufferS ?? segmentS, count * segmentS);
+  const reps = sidecar.representations;
+
+  let t = 0;
+  let bufferS = 0;
+  let started = false;
+  let stalled = false;
+  let playDelayS: number | null = null;
+  let rebufferCount = 0;
+  let rebufferS = 0;
+  let idleS = 0;
+  let stoppedS = 0;
+  let stoppedThisChunkS = 0;
+
+  /** Time passes with no arrival: the playhead plays the buffer down, or stands still. */
+  const advance = (dt: number): void => {
+    if (dt <= 0) return;
+    if (started && !stalled && bufferS >= dt) {
+      bufferS -= dt;
+      t += dt;
+      return;
+    }
+    let stillS = dt;
+    if (started && !stalled) {
+      // The buffer runs dry part-way: a rebuffer starts.
+      t += bufferS;
+      stillS = dt - bufferS;
+      bufferS = 0;
+      stalled = true;
+      rebufferCount += 1;
+      policy.onStall?.(t);
+    }
+    if (stalled) rebufferS += stillS;
+    stoppedS += stillS;
+    stoppedThisChunkS += stillS;
+    t += stillS;
+  };
+
+  const chunks: SimChunkRecord[] = [];
+  let lastRung = -1;
+  for (let index = 0; index < count; index++) {
+    stoppedThisChunkS = 0;
+    let waitS = 0;
+    if (started && lastRung >= 0) {
+      // ScheduleController._shouldBuffer: request while buffer + one segment < target
+      // (the segment is not counted when the target is below one segment).
+      const targetS = policy.bufferTargetS(lastRung);
+      const fullS = bufferS + (targetS <= segmentS ? 0 : segmentS) - targetS;
+      if (fullS > 0) {
+        advance(fullS);
+        waitS += fullS;
+      }
+    }
+    const decision = policy.decide({ nowS: t, index, bufferS, started, stalled });
+    if (decision.delayS !== undefined && decision.delayS > 0) {
+      advance(decision.delayS);
+      waitS += decision.delayS;
+    }
+    idleS += waitS;
+    const rung = decision.rung;
+    const rep = reps[rung];
+    if (!rep || !Number.isInteger(rung)) throw new SimError('SIM_BAD_DECISION', `${policy.arm} chose rung ${rung}; the ladder has ${reps.length}`);
+    const phase: Phase = decision.phase ?? (started ? 'playing' : 'initial');
+    const bufferBeforeS = bufferS;
+    const requestS = t;
+    const firstByteS = t + latencyAtS(trace, t);
+    const sizeBytes = rep.segmentSizesBytes[index]!;
+    const endS = transferEndS(trace, firstByteS, (sizeBytes * 8) / 1000, decision.rtpKbps);
+    advance(endS - t);
+    t = endS;
+    const bufferAtEndS = bufferS;
+    bufferS += segmentS;
+    const last = index === count - 1;
+    const downloadS = endS - requestS;
+    const record: SimChunkRecord = {
+      index,
+      rung,
+      bitrateKbps: rep.bitrateKbps,
+      sizeBytes,
+      downloadS,
+      throughputKbps: (sizeBytes * 8) / 1000 / downloadS,
+      phase,
+      rtpKbps: decision.rtpKbps,
+      appliedRateKbps: null,
+      bufferBeforeS,
+      bufferAfterS: bufferS,
+      requestS,
+      waitS,
+      stoppedS: stoppedThisChunkS,
+      ssim: rep.ssim[index]!,
+    };
+    chunks.push(record);
+    lastRung = rung;
+    policy.onChunk({
+      index,
+      rung,
+      sizeBytes,
+      durationS: segmentS,
+      phase,
+      rtpKbps: decision.rtpKbps,
+      requestS,
+      firstByteS,
+      endS,
+      bufferAtEndS,
+      bufferAfterS: bufferS,
+    });
+    // With no more data to come, the player plays what it has.
+    if (!started && (bufferS >= startupBufferS - 1e-9 || last)) {
+      started = true;
+      playDelayS = t;
+      policy.onPlaybackStart?.(t);
+    } else if (stalled && (bufferS >= startupBufferS - 1e-9 || last)) {
+      stalled = false;
+    }
+  }
+
+  const config = {
+    arm: policy.arm,
+    trace: trace.name,
+    durationS: count * segmentS,
+    startupBufferS,
+    segmentDurationS: segmentS,
+    ladderKbps: reps.map((r) => r.bitrateKbps),
+    ...policy.config,
+  };
+  return summarize(policy, trace, sidecar, chunks, config, {
+    playDelayS,
+    rebufferCount,
+    rebufferS,
+    idleS,
+    stoppedS,
+    segmentS,
+    lastArrivalS: t,
+    bufferEndS: bufferS,
+  });
+}
+
+interface Totals {
+  playDelayS: number | null;
+  rebufferCount: number;
+  rebufferS: number;
+  idleS: number;
+  stoppedS: number;
+  segmentS: number;
+  lastArrivalS: number;
+  bufferEndS: number;
+}
+
+function summarize(
+  policy: ArmPolicy,
+  trace: Trace,
+  sidecar: SegmentsSidecar,
+  chunks: SimChunkRecord[],
+  config: Record<string, unknown>,
+  totals: Totals,
+): SimSessionQoE {
+  const mediaS = chunks.length * totals.segmentS;
+  // The player's own summary (@sammy/player/abr), so simulated and browser sessions are
+  // aggregated by the same code. The session plays to the end: all media is played.
+  const qoe = summarizeSession({
+    arm: 'control', // passed through only; replaced by the simulator's arm below
+    config,
+    chunks,
+    segmentDurationS: totals.segmentS,
+    ssim: sidecar.representations.map((r) => r.ssim),
+    playDelayS: totals.playDelayS,
+    rebufferCount: totals.rebufferCount,
+    rebufferS: totals.rebufferS,
+    playedRanges: [[0, mediaS]],
+  });
+  const rtps = chunks.filter((c) => c.phase === 'playing' && c.rtpKbps !== null).map((c) => c.rtpKbps!);
+  return {
+    ...qoe,
+    arm: policy.arm,
+    chunks,
+    sim: {
+      trace: trace.name,
+      mediaS,
+      segmentCount: chunks.length,
+      lastArrivalS: totals.lastArrivalS,
+      bufferEndS: totals.bufferEndS,
+      idleS: totals.idleS,
+      stoppedS: totals.stoppedS,
+      playingRtpKbps: rtps.length === 0 ? null : { mean: mean(rtps)!, min: Math.min(...rtps), max: Math.max(...rtps) },
+    },
+  };
+}
