@@ -122,3 +122,10 @@ export function resolveSammyConfig(overrides: Partial<Record<string, unknown>> =
   }
   return config;
 }
+
+/** The Sammy fields of a larger config object (e.g. the player's), nothing else. */
+export function pickSammyConfig(config: SammyConfig): SammyConfig {
+  const out = {} as SammyConfig;
+  for (const key of Object.keys(RANGES) as (keyof SammyConfig)[]) out[key] = config[key];
+  return out;
+}

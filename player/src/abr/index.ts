@@ -3,7 +3,7 @@
  * clock. The browser adapter (`src/dashjs/`) and the simulator (`sim/`) both drive a
  * {@link SammySession}; see session.ts for the call sequence and the phase rules.
  */
-export { DEFAULT_SAMMY_CONFIG, SammyConfigError, checkSammyField, isSammyConfigKey, resolveSammyConfig, type SammyConfig } from './config.js';
+export { DEFAULT_SAMMY_CONFIG, SammyConfigError, checkSammyField, isSammyConfigKey, pickSammyConfig, resolveSammyConfig, type SammyConfig } from './config.js';
 export { bytesToKbit, clampRung, ladderFromSidecar, lookahead, segmentCount, topRung, type Ladder, type Lookahead } from './ladder.js';
 export { HISTORY_KEY, InitialThroughputHistory, memoryStore, type KeyValueStore } from './history.js';
 export { hybRung, predictedBufferS, type HybInput, type HybResult } from './hyb.js';

@@ -1,0 +1,173 @@
+/**
+ * The demo page (served by the server at `/`). URL parameters (HELPERS.md "Player page"):
+ *   arm=sammy|control|fixed4x|dashjs-rtp   (default sammy)
+ *   mpd=URL                                (default /media/manifest.mpd; segments.json is read next to it)
+ *   config=<URI-encoded JSON>              overrides of the player config, e.g. {"maxBufferS":240}
+ *   autoplay=1|0                           (default 1; with 0 the session starts on the Play button)
+ * and `window.sammy` for tests and the lab.
+ */
+import { parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
+import { InitialThroughputHistory } from '../abr/history.js';
+import { summarizeSession } from '../abr/qoe.js';
+import { ARMS, type Arm, type SessionQoE } from '../abr/records.js';
+import { startPlayback, type Playback, type SentRequest } from '../dashjs/adapter.js';
+import { DEFAULT_PLAYER_CONFIG, parseArm, resolvePlayerConfig, type PlayerConfig } from '../dashjs/player-config.js';
+import { LiveCharts } from './charts.js';
+import { localStorageStore } from './local-storage.js';
+
+export interface SammyPageApi {
+  /** Resolves once the page can play (config valid, segments.json loaded); rejects with the reason otherwise. */
+  ready: Promise<void>;
+  qoe(): SessionQoE;
+  /** The full parameter set of this page: arm, manifest and every player parameter. */
+  config(): Record<string, unknown>;
+  /** Empties this device's initial-phase throughput history (thesis 2.5.6). */
+  resetHistory(): void;
+  /** Extra: every segment request as sent (path, media type, phase, rtp). */
+  requests(): readonly SentRequest[];
+  /** Extra: the stored history, kbps per past session (null if storage is unavailable or corrupt). */
+  history(): number[] | null;
+  /** Extra: start the session (what the Play button does when autoplay=0). */
+  play(): void;
+}
+
+declare global {
+  interface Window {
+    sammy?: SammyPageApi;
+  }
+}
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const params = new URLSearchParams(location.search);
+const mpdUrl = new URL(params.get('mpd') ?? '/media/manifest.mpd', location.href).href;
+const autoplay = params.get('autoplay') !== '0';
+const logLines: string[] = [];
+
+function log(message: string, err?: unknown): void {
+  const line = err === undefined ? message : `${message}: ${err instanceof Error ? err.message : String(err)}`;
+  logLines.push(line);
+  console.warn(`[sammy] ${line}`);
+  $('log').textContent = logLines.slice(-8).join('\n');
+}
+
+function showError(message: string): void {
+  const el = $('error');
+  el.textContent = message;
+  el.hidden = false;
+}
+
+let arm: Arm = 'sammy';
+let config: PlayerConfig = { ...DEFAULT_PLAYER_CONFIG };
+let setupError: Error | null = null;
+try {
+  arm = parseArm(params.get('arm'));
+  const raw = params.get('config');
+  let overrides: unknown = {};
+  if (raw !== null && raw !== '') {
+    try {
+      overrides = JSON.parse(raw);
+    } catch (err) {
+      throw new Error(`config is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  config = resolvePlayerConfig(overrides);
+} catch (err) {
+  setupError = err as Error;
+}
+
+const history = new InitialThroughputHistory(localStorageStore(), config.historySize);
+const fullConfig = (): Record<string, unknown> => ({ arm, mpd: mpdUrl, ...config });
+let sidecar: SegmentsSidecar | null = null;
+let playback: Playback | null = null;
+
+async function loadSidecar(): Promise<SegmentsSidecar | null> {
+  const url = new URL('segments.json', mpdUrl).href;
+  try {
+    const res = await fetch(url, { cache: 'no-cache' });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    return parseSegmentsSidecar(await res.json());
+  } catch (err) {
+    // Sammy cannot look ahead without it; the other arms play, without SSIM.
+    if (arm === 'sammy') throw new Error(`cannot load ${url} (the Sammy lookahead needs it): ${(err as Error).message}`);
+    log(`no segments.json at ${url}; SSIM unavailable`, err);
+    return null;
+  }
+}
+
+const ready: Promise<void> = setupError ? Promise.reject(setupError) : loadSidecar().then((s) => void (sidecar = s));
+ready.catch((err: Error) => showError(err.message));
+
+const charts = new LiveCharts($('charts'));
+
+function play(): void {
+  if (playback || setupError) return;
+  $('play').hidden = true;
+  void ready.then(() => {
+    if (playback) return;
+    try {
+      playback = startPlayback({ video: $<HTMLVideoElement>('video'), mpdUrl, arm, config, sidecar, history, log, onChunk: (c) => charts.addChunk(c) });
+    } catch (err) {
+      showError((err as Error).message);
+    }
+  });
+}
+
+function emptyQoe(): SessionQoE {
+  return summarizeSession({ arm, config: fullConfig(), chunks: [], segmentDurationS: 2, ssim: null, playDelayS: null, rebufferCount: 0, rebufferS: 0, playedRanges: [] });
+}
+
+window.sammy = {
+  ready,
+  qoe: () => playback?.qoe() ?? emptyQoe(),
+  config: fullConfig,
+  resetHistory: () => history.reset(),
+  requests: () => playback?.requests() ?? [],
+  history: () => history.sessionsKbps(),
+  play,
+};
+
+// --- page furniture ---
+const select = $<HTMLSelectElement>('arm');
+for (const a of ARMS) select.add(new Option(a, a, a === arm, a === arm));
+select.addEventListener('change', () => {
+  params.set('arm', select.value);
+  location.search = params.toString();
+});
+$('reset').addEventListener('click', () => {
+  history.reset();
+  log('history reset');
+});
+$('play').addEventListener('click', play);
+$('config').textContent = JSON.stringify(fullConfig(), null, 1);
+
+function fmt(v: number | null, digits = 0, unit = ''): string {
+  return v === null || !Number.isFinite(v) ? '–' : `${v.toFixed(digits)}${unit}`;
+}
+
+setInterval(() => {
+  if (!playback) return;
+  const t = playback.collector.sinceStartS();
+  const b = playback.player.getBufferLength('video');
+  if (t !== null) charts.addBuffer(t, Number.isFinite(b) ? b : 0);
+  const q = playback.qoe();
+  const last = q.chunks.at(-1);
+  const rows: [string, string][] = [
+    ['arm', q.arm],
+    ['phase', playback.collector.phase],
+    ['play delay', fmt(q.playDelayS, 3, ' s')],
+    ['rebuffers', `${q.rebufferCount} (${fmt(q.rebufferS, 1, ' s')})`],
+    ['avg bitrate (played)', fmt(q.avgBitrateKbps, 0, ' kbps')],
+    ['avg SSIM (played)', fmt(q.avgQuality, 4)],
+    ['switches', String(q.switchCount)],
+    ['initial-phase throughput', fmt(q.initialThroughputKbps, 0, ' kbps')],
+    ['playing-phase chunk throughput', fmt(q.chunkThroughputKbps, 0, ' kbps')],
+    ['chunks', String(q.chunks.length)],
+    ['last rtp sent / applied', `${fmt(last?.rtpKbps ?? null)} / ${fmt(last?.appliedRateKbps ?? null)} kbps`],
+    ['history (kbps per session)', (history.sessionsKbps() ?? []).map((k) => Math.round(k)).join(', ') || 'none'],
+  ];
+  $('qoe').innerHTML = rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('');
+  if (last?.reason) $('reason').textContent = `last decision: ${last.reason}`;
+}, 250);
+
+if (autoplay) play();
+else $('play').hidden = false;

@@ -1,0 +1,129 @@
+/**
+ * QoE in the browser: watches the video element (first frame, stalls, seeks, what was
+ * played) and keeps one ChunkRecord per downloaded video chunk. The summary itself is
+ * the core's `summarizeSession`, the same code the simulator uses.
+ *
+ * - Play delay: from the play request (the session start, or the Play click without
+ *   autoplay) to the first frame presented (`requestVideoFrameCallback`; the
+ *   `playing` event where that is missing).
+ * - Phase: `initial` until that frame, `playing` after; a seek starts a new initial
+ *   phase until the next frame (player README, "Phases").
+ * - Rebuffers: a `waiting` event in the playing phase that no seek caused, until
+ *   `playing`; count and total seconds.
+ */
+import { summarizeSession } from '../abr/qoe.js';
+import type { Arm, ChunkRecord, Phase, SessionQoE } from '../abr/records.js';
+
+export interface CollectorEvents {
+  /** A frame was shown after the play request or after a seek. */
+  frame?: (afterSeek: boolean) => void;
+  seek?: () => void;
+  rebuffer?: () => void;
+}
+
+export class QoeCollector {
+  private playRequestMs: number | null = null;
+  private firstFrameMs: number | null = null;
+  private currentPhase: Phase = 'initial';
+  private stallStartMs: number | null = null;
+  private stallCount = 0;
+  private stallTotalMs = 0;
+  private sought = false;
+  private readonly chunkList: ChunkRecord[] = [];
+
+  constructor(
+    private readonly video: HTMLVideoElement,
+    private readonly now: () => number,
+    private readonly info: { arm: Arm; config: Record<string, unknown>; segmentDurationS: number; ssim: number[][] | null },
+    private readonly events: CollectorEvents = {},
+  ) {
+    video.addEventListener('seeking', () => this.onSeeking());
+    video.addEventListener('seeked', () => this.onSeeked());
+    video.addEventListener('waiting', () => this.onWaiting());
+    video.addEventListener('playing', () => this.endStall());
+  }
+
+  get phase(): Phase {
+    return this.currentPhase;
+  }
+
+  /** Milliseconds since the play request (null before it). */
+  sinceStartS(): number | null {
+    return this.playRequestMs === null ? null : (this.now() - this.playRequestMs) / 1000;
+  }
+
+  /** The user (or autoplay) asked to play: the play delay is measured from here. */
+  playRequested(): void {
+    if (this.playRequestMs !== null) return;
+    this.playRequestMs = this.now();
+    this.awaitFrame();
+  }
+
+  addChunk(record: ChunkRecord): void {
+    this.chunkList.push(record);
+  }
+
+  chunks(): readonly ChunkRecord[] {
+    return this.chunkList;
+  }
+
+  qoe(): SessionQoE {
+    const played: [number, number][] = [];
+    for (let i = 0; i < this.video.played.length; i++) played.push([this.video.played.start(i), this.video.played.end(i)]);
+    const stallMs = this.stallStartMs === null ? this.stallTotalMs : this.stallTotalMs + (this.now() - this.stallStartMs);
+    return summarizeSession({
+      arm: this.info.arm,
+      config: this.info.config,
+      chunks: [...this.chunkList],
+      segmentDurationS: this.info.segmentDurationS,
+      ssim: this.info.ssim,
+      playDelayS: this.firstFrameMs === null || this.playRequestMs === null ? null : (this.firstFrameMs - this.playRequestMs) / 1000,
+      rebufferCount: this.stallCount,
+      rebufferS: stallMs / 1000,
+      playedRanges: played,
+    });
+  }
+
+  private awaitFrame(): void {
+    const onFrame = () => this.frameShown();
+    if (typeof this.video.requestVideoFrameCallback === 'function') this.video.requestVideoFrameCallback(onFrame);
+    else this.video.addEventListener('playing', onFrame, { once: true });
+  }
+
+  private frameShown(): void {
+    if (this.currentPhase === 'playing') return;
+    const afterSeek = this.firstFrameMs !== null;
+    if (!afterSeek) this.firstFrameMs = this.now();
+    this.currentPhase = 'playing';
+    this.sought = false;
+    this.events.frame?.(afterSeek);
+  }
+
+  private onSeeking(): void {
+    // dash.js may set the start position before the first frame: not a user seek.
+    if (this.firstFrameMs === null) return;
+    this.endStall();
+    this.sought = true;
+    if (this.currentPhase === 'playing') {
+      this.currentPhase = 'initial';
+      this.events.seek?.();
+    }
+  }
+
+  private onSeeked(): void {
+    if (this.sought) this.awaitFrame();
+  }
+
+  private onWaiting(): void {
+    if (this.currentPhase !== 'playing' || this.video.seeking || this.video.ended || this.stallStartMs !== null) return;
+    this.stallStartMs = this.now();
+    this.stallCount++;
+    this.events.rebuffer?.();
+  }
+
+  private endStall(): void {
+    if (this.stallStartMs === null) return;
+    this.stallTotalMs += this.now() - this.stallStartMs;
+    this.stallStartMs = null;
+  }
+}
