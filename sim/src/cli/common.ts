@@ -1,6 +1,7 @@
 /** Helpers the simulator's CLIs share: paths, numbers, the bundled ladder, errors. */
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { SimError } from '../errors.js';
 
 /** The lab ladder (5 rungs, top 1.05 Mbps) from a real encoder run, bundled so nothing is encoded. */
@@ -68,4 +69,25 @@ export function runMain(main: () => Promise<number> | number): void {
         }
       },
     );
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values<O extends Options> = { [K in keyof O]: O[K] extends { type: 'boolean' } ? boolean | undefined : string | undefined };
+
+/**
+ * Strict `parseArgs` with `--help`: the values, or null after printing the usage.
+ * A bad flag is a SIM_BAD_ARGS error that carries the usage.
+ */
+export function cliValues<O extends Options>(options: O, usage: string): Values<O> | null {
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true }));
+  } catch (err) {
+    throw new SimError('SIM_BAD_ARGS', `${(err as Error).message}\n${usage}`);
+  }
+  if (values.help) {
+    console.log(usage);
+    return null;
+  }
+  return values as Values<O>;
 }

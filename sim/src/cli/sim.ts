@@ -4,7 +4,6 @@
  *                [--latency-ms MS] [--mahimahi-bin-ms MS]
  */
 import { basename } from 'node:path';
-import { parseArgs } from 'node:util';
 import { armFactory } from '../arms/index.js';
 import { SIM_ARMS, type SimArm } from '../arms/types.js';
 import { SimError } from '../errors.js';
@@ -12,7 +11,7 @@ import { loadSidecar } from '../ladder.js';
 import { DEFAULT_SESSION_DURATION_S, simulateSession, type SimSessionQoE } from '../session.js';
 import { theorem1 } from '../theorem1.js';
 import { DEFAULT_LATENCY_MS, DEFAULT_MAHIMAHI_BIN_MS, loadTrace, meanBandwidthKbps } from '../trace.js';
-import { BUNDLED_LADDER, jsonObject, numberList, numberOption, runMain, traceSpec, userPath } from './common.js';
+import { BUNDLED_LADDER, jsonObject, numberList, numberOption, runMain, traceSpec, userPath, cliValues } from './common.js';
 
 const USAGE = `usage: npm run sim -- --trace TRACE [--ladder SEGMENTS_JSON] [--arm ${SIM_ARMS.join('|')}] [--duration S] [--json]
          [--max-buffer S] [--config '{"beta":0.6}'] [--history-kbps 8000,9000] [--latency-ms ${DEFAULT_LATENCY_MS}] [--mahimahi-bin-ms ${DEFAULT_MAHIMAHI_BIN_MS}]
@@ -47,31 +46,22 @@ export function formatSession(qoe: SimSessionQoE, ladderName: string): string {
 }
 
 async function main(): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        trace: { type: 'string' },
-        ladder: { type: 'string' },
-        arm: { type: 'string', default: 'sammy' },
-        duration: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        'max-buffer': { type: 'string' },
-        config: { type: 'string' },
-        'history-kbps': { type: 'string' },
-        'latency-ms': { type: 'string' },
-        'mahimahi-bin-ms': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }));
-  } catch (err) {
-    throw new SimError('SIM_BAD_ARGS', `${(err as Error).message}\n${USAGE}`);
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const values = cliValues(
+    {
+      trace: { type: 'string' },
+      ladder: { type: 'string' },
+      arm: { type: 'string', default: 'sammy' },
+      duration: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      'max-buffer': { type: 'string' },
+      config: { type: 'string' },
+      'history-kbps': { type: 'string' },
+      'latency-ms': { type: 'string' },
+      'mahimahi-bin-ms': { type: 'string' },
+    },
+    USAGE,
+  );
+  if (values === null) return 0;
   if (!values.trace) throw new SimError('SIM_BAD_ARGS', `--trace is required\n${USAGE}`);
   if (!(SIM_ARMS as readonly string[]).includes(values.arm!)) {
     throw new SimError('SIM_BAD_ARGS', `--arm must be one of ${SIM_ARMS.join(', ')}, got ${JSON.stringify(values.arm)}`);
