@@ -1,0 +1,106 @@
+/**
+ * The player page against the real server over plain loopback (no namespaces, no
+ * shaping): one server per session, so each session has its own telemetry log.
+ */
+import { join } from 'node:path';
+import type { Browser, Request } from 'playwright-core';
+import type { ResponseTelemetry } from '@sammy/server/telemetry';
+import type { Arm, SessionQoE } from '../../player/src/abr/records.js';
+import { REPO_DIR } from './lab/paths.js';
+import { start, stop, waitForOutput, type Managed } from './lab/processes.js';
+import { readTelemetry } from './lab/video-server.js';
+
+export interface LoopbackServer {
+  url: string;
+  logFile: string;
+  process: Managed;
+}
+
+export async function startLoopbackServer(o: { mediaDir: string; playerDir: string; logFile: string }): Promise<LoopbackServer> {
+  const cli = join(REPO_DIR, 'server', 'src', 'cli.ts');
+  const args = ['--import', 'tsx', cli, '--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--log', o.logFile, '--log-level', 'warn'];
+  const p = start('server', process.execPath, args, { cwd: REPO_DIR });
+  await waitForOutput(p, /listening on http:\/\/\S+:\d+\n/, 30_000);
+  const url = /listening on (http:\/\/\S+:\d+)/.exec(p.stdout())![1]!;
+  return { url, logFile: o.logFile, process: p };
+}
+
+/** Stops the server (it writes the lines of responses still in flight on close) and reads its log. */
+export async function stopLoopbackServer(s: LoopbackServer): Promise<ResponseTelemetry[]> {
+  await stop(s.process);
+  return readTelemetry(s.logFile);
+}
+
+/** A segment request as the page recorded it (`window.sammy.requests()`). */
+export interface PageRequest {
+  path: string;
+  mediaType: string;
+  type: string;
+  phase: 'initial' | 'playing';
+  rtpKbps: number | null;
+  t: number;
+}
+
+/** The page's `window.sammy` beyond what the lab uses (player README). */
+interface PageApiExtras {
+  requests(): PageRequest[];
+  history(): number[] | null;
+}
+
+/** A media request as Chromium sent it. */
+export interface WireRequest {
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+}
+
+export interface PlayerSession {
+  arm: Arm;
+  qoe: SessionQoE;
+  requests: PageRequest[];
+  wire: WireRequest[];
+  /** `window.sammy.history()` after the session, read from a fresh page of the same browser context. */
+  historyAfter: number[] | null;
+  pageErrors: string[];
+  elapsedS: number;
+}
+
+export async function runPlayerSession(
+  browser: Browser,
+  o: { baseUrl: string; arm: Arm; config: Record<string, unknown>; playS: number; startupTimeoutS?: number },
+): Promise<PlayerSession> {
+  const t0 = Date.now();
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const pageErrors: string[] = [];
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`);
+  });
+  const pending: Promise<void>[] = [];
+  const wire: WireRequest[] = [];
+  page.on('request', (r: Request) => {
+    const u = new URL(r.url());
+    if (!u.pathname.startsWith('/media/')) return;
+    pending.push(r.allHeaders().then((headers) => void wire.push({ path: u.pathname, query: u.search, headers })));
+  });
+  try {
+    const url = `${o.baseUrl}/?arm=${o.arm}&config=${encodeURIComponent(JSON.stringify(o.config))}`;
+    await page.goto(url, { waitUntil: 'load' });
+    await page.waitForFunction(() => typeof window.sammy?.qoe().playDelayS === 'number', undefined, { polling: 50, timeout: (o.startupTimeoutS ?? 20) * 1000 });
+    await page.waitForTimeout(o.playS * 1000);
+    const qoe = await page.evaluate(() => window.sammy!.qoe());
+    const requests = await page.evaluate(() => (window.sammy as unknown as PageApiExtras).requests());
+    await Promise.all(pending);
+    // The history lives in localStorage: a second page of the same context sees it.
+    const second = await context.newPage();
+    await second.goto(`${o.baseUrl}/?arm=${o.arm}&autoplay=0`, { waitUntil: 'load' });
+    const historyAfter = await second.evaluate(async () => {
+      await window.sammy!.ready;
+      return (window.sammy as unknown as PageApiExtras).history();
+    });
+    return { arm: o.arm, qoe, requests, wire, historyAfter, pageErrors, elapsedS: (Date.now() - t0) / 1000 };
+  } finally {
+    await context.close();
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * The player page (player/) against the real server (server/) over plain loopback,
+ * one session per arm, on a 24 s lab ladder (top rung 1.05 Mbps) with a 12 s buffer
+ * target so a short session covers both ends of the pace range:
+ * - every arm starts playing, with CMCD in headers (never in the query);
+ * - sammy: no rtp while the first frame is awaited, an rtp on every segment request
+ *   after it, each within [2.9x, 11x] of the top bitrate (or at the Eq. 2.1 floor),
+ *   equal to what the core computes from the recorded buffer, and the server applied
+ *   exactly those rates (its log and its Server-Timing header);
+ * - control sends no rtp; fixed4x sends 4x the top bitrate; dashjs-rtp sends dash.js's own.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import type { Browser } from 'playwright-core';
+import type { ResponseTelemetry } from '@sammy/server/telemetry';
+import { buildPlayer } from '@sammy/player/build';
+import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, resolveSammyConfig, roundRtpKbps, type Arm } from '@sammy/player/abr';
+import { chromiumUnavailableReason, launchChromium } from '../src/browser.js';
+import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
+import { runPlayerSession, startLoopbackServer, stopLoopbackServer, type PlayerSession } from '../src/player-loopback.js';
+
+const reason = chromiumUnavailableReason();
+const MAX_BUFFER_S = 12;
+const CONFIG = { maxBufferS: MAX_BUFFER_S };
+const PLAY_S: Record<Arm, number> = { sammy: 14, control: 5, fixed4x: 5, 'dashjs-rtp': 5 };
+
+interface ArmRun {
+  session: PlayerSession;
+  log: ResponseTelemetry[];
+}
+
+let media: LabMedia;
+let workDir: string;
+let browser: Browser;
+const runs = new Map<Arm, ArmRun>();
+let topKbps: number;
+
+const isSegment = (path: string) => /\/(chunk|init)-\d+(-\d+)?\.m4s$/.test(path);
+const rtpOfHeader = (headers: Record<string, string>): number | null => {
+  const m = /(?:^|,)\s*rtp=(\d+)/.exec(headers['cmcd-status'] ?? '');
+  return m ? Number(m[1]) : null;
+};
+
+async function run(arm: Arm): Promise<ArmRun> {
+  const cached = runs.get(arm);
+  if (cached) return cached;
+  const server = await startLoopbackServer({ mediaDir: media.dir, playerDir: join(workDir, 'player'), logFile: join(workDir, `${arm}.jsonl`) });
+  let session: PlayerSession;
+  try {
+    session = await runPlayerSession(browser, { baseUrl: server.url, arm, config: CONFIG, playS: PLAY_S[arm] });
+  } catch (err) {
+    await stopLoopbackServer(server);
+    throw err;
+  }
+  const r = { session, log: await stopLoopbackServer(server) };
+  runs.set(arm, r);
+  console.log(`${arm}: session ${session.elapsedS.toFixed(1)} s, play delay ${session.qoe.playDelayS?.toFixed(3)} s, ${session.qoe.chunks.length} video chunks`);
+  return r;
+}
+
+/** Every arm: playback starts; CMCD travels in headers, never in the query; the page saw no error. */
+function expectCommon(r: ArmRun): void {
+  const { session } = r;
+  expect(session.pageErrors).toEqual([]);
+  expect(session.qoe.playDelayS).toBeGreaterThan(0);
+  expect(session.qoe.chunks.length).toBeGreaterThan(2);
+  const segments = session.wire.filter((w) => isSegment(w.path));
+  expect(segments.length).toBeGreaterThan(4);
+  for (const w of session.wire) expect(w.query, w.path).not.toMatch(/CMCD=/i);
+  // dash.js's other CMCD keys are kept: bitrate and object type on every media segment.
+  for (const w of segments.filter((s) => s.path.includes('/chunk-'))) {
+    expect(w.headers['cmcd-object'], w.path).toMatch(/br=/);
+    expect(w.headers['cmcd-session'], w.path).toMatch(/sid=/);
+  }
+}
+
+/** The server applied what each request asked for (clamped to its default [100, 10^7] kbps), and told the page so. */
+function expectServerApplied(r: ArmRun): void {
+  const sent = new Map(r.session.wire.filter((w) => isSegment(w.path)).map((w) => [w.path, rtpOfHeader(w.headers)]));
+  const lines = r.log.filter((l) => isSegment(l.path));
+  expect(lines.length).toBeGreaterThanOrEqual(sent.size - 2); // a request still in flight at the end may be cut
+  for (const l of lines) {
+    expect(sent.has(l.path), `${l.path} in the log was sent by the page`).toBe(true);
+    expect(l.rtpKbps, l.path).toBe(sent.get(l.path));
+    expect(l.appliedRateKbps, l.path).toBe(l.rtpKbps === null ? null : Math.min(10_000_000, Math.max(100, l.rtpKbps)));
+    expect(l.pacing, l.path).toBe(l.rtpKbps === null ? 'unpaced' : 'paced');
+  }
+  const byPath = new Map(lines.map((l) => [l.path, l]));
+  for (const c of r.session.qoe.chunks) {
+    const path = `/media/chunk-${c.rung}-${String(c.index + 1).padStart(5, '0')}.m4s`;
+    const line = byPath.get(path);
+    if (line) expect(c.appliedRateKbps, `Server-Timing of ${path}`).toBe(line.appliedRateKbps);
+  }
+}
+
+test.describe.serial('player over loopback, every arm', () => {
+  test.beforeAll(async ({}, info) => {
+    if (reason) return;
+    info.setTimeout(5 * 60_000);
+    const t0 = Date.now();
+    media = await ensureLabMedia('lab', 24, (line) => console.log(line));
+    workDir = mkdtempSync(join(tmpdir(), 'sammy-player-e2e-'));
+    await buildPlayer(join(workDir, 'player'));
+    topKbps = media.sidecar.representations.at(-1)!.bitrateKbps;
+    browser = await launchChromium();
+    console.log(`fixture and build: ${((Date.now() - t0) / 1000).toFixed(1)} s (top rung ${topKbps} kbps, ${media.dir})`);
+  });
+
+  test.afterAll(async () => {
+    await browser?.close();
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+  });
+
+  test.beforeEach(() => {
+    if (reason) console.log(`SKIP: ${reason}`);
+    test.skip(reason !== null, reason ?? '');
+  });
+
+  test('sammy: unpaced until the first frame, then an rtp on every segment request', async () => {
+    const r = await run('sammy');
+    expectCommon(r);
+    const { requests, qoe } = r.session;
+    const initial = requests.filter((q) => q.phase === 'initial');
+    const playing = requests.filter((q) => q.phase === 'playing');
+    expect(initial.length).toBeGreaterThan(0);
+    expect(playing.filter((q) => q.mediaType === 'video' && q.type === 'MediaSegment').length).toBeGreaterThanOrEqual(6);
+    for (const q of initial) expect(q.rtpKbps, `${q.path} (initial phase)`).toBeNull();
+    for (const q of playing) expect(q.rtpKbps, `${q.path} (playing phase)`).not.toBeNull();
+    // What the page says it sent is what went on the wire.
+    const wire = new Map(r.session.wire.map((w) => [w.path, rtpOfHeader(w.headers)]));
+    for (const q of requests) expect(wire.get(q.path), q.path).toBe(q.rtpKbps);
+    // The chunk records agree on phase and rtp.
+    for (const c of qoe.chunks) expect(c.rtpKbps === null, `chunk ${c.index}`).toBe(c.phase === 'initial');
+
+    console.log('sammy rtp timeline (video chunks): t_request_s index rung phase buffer_before_s rtp_kbps applied_kbps measured_kbps');
+    for (const c of qoe.chunks) {
+      console.log(
+        `  ${c.requestS?.toFixed(2).padStart(6)} ${String(c.index).padStart(3)} ${c.rung} ${c.phase.padEnd(7)} ${c.bufferBeforeS.toFixed(2).padStart(6)} ${String(c.rtpKbps).padStart(6)} ${String(c.appliedRateKbps).padStart(6)} ${c.throughputKbps.toFixed(0).padStart(7)}`,
+      );
+    }
+    const { chunks: _chunks, config: _config, ...summary } = qoe;
+    console.log(`sammy QoE: ${JSON.stringify(summary)}`);
+  });
+
+  test('sammy: every rtp lies in [2.9x, 11x] of the top bitrate (or at the floor) and is what the core computes', async () => {
+    const { session } = await run('sammy');
+    const low = DEFAULT_SAMMY_CONFIG.paceFullMultiplier * topKbps;
+    const high = roundRtpKbps(DEFAULT_SAMMY_CONFIG.paceEmptyMultiplier * topKbps, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
+    for (const q of session.requests.filter((x) => x.rtpKbps !== null)) {
+      expect(q.rtpKbps!, q.path).toBeLessThanOrEqual(high);
+      expect(q.rtpKbps!, q.path).toBeGreaterThanOrEqual(low);
+    }
+    const ladder = ladderFromSidecar(media.sidecar);
+    const cfg = resolveSammyConfig(CONFIG);
+    const paced = session.qoe.chunks.filter((c) => c.rtpKbps !== null);
+    for (const c of paced) {
+      const expected = paceFor(ladder, cfg, { bufferS: c.bufferBeforeS, segmentIndex: c.index, maxRung: ladder.bitratesKbps.length - 1 });
+      expect(c.rtpKbps, `chunk ${c.index} at ${c.bufferBeforeS.toFixed(2)} s`).toBe(expected.rtpKbps);
+      // At these defaults the floor stays below 2.9x: the buffer-based rate sets every pace.
+      expect(c.paceFloorKbps!).toBeLessThan(low);
+    }
+    // The buffer filled towards the target, so the pace fell from near 11x towards 2.9x.
+    const rates = paced.map((c) => c.rtpKbps!);
+    expect(Math.max(...rates)).toBeGreaterThan(8 * topKbps);
+    expect(Math.min(...rates)).toBeLessThan(5 * topKbps);
+  });
+
+  test('sammy: the server applied the same rates (its log and Server-Timing)', async () => {
+    const r = await run('sammy');
+    expectServerApplied(r);
+    expect(r.log.filter((l) => l.pacing === 'paced').length).toBeGreaterThanOrEqual(6);
+    expect(r.session.qoe.chunks.filter((c) => c.phase === 'playing').every((c) => c.appliedRateKbps === c.rtpKbps)).toBe(true);
+  });
+
+  test('sammy: the initial-phase throughput is stored in the history, and only that', async () => {
+    const { session } = await run('sammy');
+    expect(session.historyAfter).toHaveLength(1);
+    const initial = session.qoe.chunks.filter((c) => c.phase === 'initial');
+    expect(initial.length).toBeGreaterThan(0);
+    // Recorded at the first frame, from the initial chunks finished by then: never above their aggregate's range.
+    const kbps = initial.map((c) => c.throughputKbps);
+    expect(session.historyAfter![0]).toBeGreaterThanOrEqual(Math.min(...kbps) * 0.999);
+    expect(session.historyAfter![0]).toBeLessThanOrEqual(Math.max(...kbps) * 1.001);
+  });
+
+  test('control: dash.js default ABR, no rtp anywhere', async () => {
+    const r = await run('control');
+    expectCommon(r);
+    for (const w of r.session.wire) expect(rtpOfHeader(w.headers), w.path).toBeNull();
+    for (const c of r.session.qoe.chunks) expect(c.rtpKbps).toBeNull();
+    expectServerApplied(r);
+    expect(r.log.every((l) => l.pacing === 'unpaced')).toBe(true);
+  });
+
+  test('fixed4x: rtp = 4x the top bitrate on every segment request', async () => {
+    const r = await run('fixed4x');
+    expectCommon(r);
+    const expected = roundRtpKbps(4 * topKbps, 100);
+    for (const w of r.session.wire.filter((x) => isSegment(x.path))) expect(rtpOfHeader(w.headers), w.path).toBe(expected);
+    expectServerApplied(r);
+  });
+
+  test("dashjs-rtp: dash.js's own CMCD rtp, in headers, applied by the server", async () => {
+    const r = await run('dashjs-rtp');
+    expectCommon(r);
+    const media = r.session.wire.filter((x) => x.path.includes('/chunk-'));
+    expect(media.every((w) => rtpOfHeader(w.headers) !== null)).toBe(true);
+    expectServerApplied(r);
+  });
+});
