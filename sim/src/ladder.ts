@@ -30,10 +30,20 @@ function tile<T>(values: readonly T[], count: number): T[] {
   return Array.from({ length: count }, (_, i) => values[i % values.length]!);
 }
 
-/** The sidecar of a video of exactly `count` segments: the encoded ones, repeated (or cut). */
+/** Tiled sidecars by source and length: sweeps run thousands of sessions of one length. */
+const tiledCache = new WeakMap<SegmentsSidecar, Map<number, SegmentsSidecar>>();
+
+/**
+ * The sidecar of a video of exactly `count` segments: the encoded ones, repeated (or
+ * cut). Cached per source object and count; treat the result as read-only.
+ */
 export function tileSidecar(sidecar: SegmentsSidecar, count: number): SegmentsSidecar {
   if (!Number.isInteger(count) || count <= 0) throw new SimError('SIM_BAD_ARGS', `a session needs at least one segment, got ${count}`);
   if (count === segmentCount(sidecar)) return sidecar;
+  let byCount = tiledCache.get(sidecar);
+  if (!byCount) tiledCache.set(sidecar, (byCount = new Map()));
+  const cached = byCount.get(count);
+  if (cached) return cached;
   const representations = sidecar.representations.map((rep): SidecarRepresentation => {
     const tiled: SidecarRepresentation = {
       ...rep,
@@ -45,5 +55,6 @@ export function tileSidecar(sidecar: SegmentsSidecar, count: number): SegmentsSi
   });
   const tiled: SegmentsSidecar = { ...sidecar, representations };
   if (sidecar.audio) tiled.audio = { ...sidecar.audio, segmentSizesBytes: tile(sidecar.audio.segmentSizesBytes, count) };
+  byCount.set(count, tiled);
   return tiled;
 }

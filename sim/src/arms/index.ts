@@ -8,9 +8,10 @@ import type { ArmPolicy, SimArm } from './types.js';
 
 export interface ArmOptions {
   /**
-   * The player's buffer target, the same for every arm: Sammy's maxBufferS and
-   * dash.js's buffer target at the top rung (bufferTimeAtTopQuality and its long-form
-   * twin). Default: DEFAULT_SAMMY_CONFIG.maxBufferS (dash.js's own 30 s).
+   * The player's buffer target, the same for every arm, set as the browser player
+   * does (player/src/dashjs/settings.ts): Sammy's maxBufferS, and dash.js's
+   * bufferTimeDefault, bufferTimeAtTopQuality and bufferTimeAtTopQualityLongForm.
+   * Default: DEFAULT_SAMMY_CONFIG.maxBufferS (30 s, dash.js's own target at the top rung).
    */
   maxBufferS?: number;
   /** Overrides of DEFAULT_SAMMY_CONFIG for the `sammy` arm. */
@@ -29,7 +30,12 @@ export type ArmFactory = (sidecar: SegmentsSidecar, contentDurationS: number) =>
 
 export function armFactory(arm: SimArm, options: ArmOptions = {}): ArmFactory {
   const maxBufferS = options.maxBufferS ?? options.sammy?.maxBufferS ?? DEFAULT_SAMMY_CONFIG.maxBufferS;
-  const dashjs: Partial<DashJsSettings> = { bufferTimeAtTopQualityS: maxBufferS, bufferTimeAtTopQualityLongFormS: maxBufferS, ...options.dashjs };
+  const dashjs: Partial<DashJsSettings> = {
+    bufferTimeDefaultS: maxBufferS,
+    bufferTimeAtTopQualityS: maxBufferS,
+    bufferTimeAtTopQualityLongFormS: maxBufferS,
+    ...options.dashjs,
+  };
   switch (arm) {
     case 'sammy':
       return (sidecar) => new SammyArm(sidecar, { config: { ...options.sammy, maxBufferS }, historyKbps: options.historyKbps ?? [] });
