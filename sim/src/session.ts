@@ -193,6 +193,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
   const config = {
     arm: policy.arm,
     trace: trace.name,
+    traceFormat: trace.format,
     durationS: count * segmentS,
     startupBufferS,
     segmentDurationS: segmentS,

@@ -90,6 +90,8 @@ async function main(): Promise<number> {
     }),
   });
   qoe.config.ladder = ladderPath;
+  qoe.config.defaultLatencyMs = latencyMs ?? DEFAULT_LATENCY_MS;
+  if (trace.format === 'mahimahi') qoe.config.mahimahiBinMs = binMs ?? DEFAULT_MAHIMAHI_BIN_MS;
   qoe.config.traceMeanKbps = meanBandwidthKbps(trace, qoe.sim.lastArrivalS);
   if (values.json) console.log(JSON.stringify(qoe));
   else console.log(formatSession(qoe, basename(ladderPath)));

@@ -1,0 +1,46 @@
+import { execFileSync } from 'node:child_process';
+import { ARMS, type SessionQoE } from '@sammy/player/abr';
+
+const SIM_DIR = new URL('..', import.meta.url).pathname;
+
+function sim(args: string[]): { status: number; stdout: string; stderr: string } {
+  try {
+    const stdout = execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/sim.ts', ...args], { cwd: SIM_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return { status: 0, stdout, stderr: '' };
+  } catch (err) {
+    const e = err as { status: number; stdout: string; stderr: string };
+    return { status: e.status, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('npm run sim', () => {
+  test('--json prints one SessionQoE with its ChunkRecords', () => {
+    const { status, stdout } = sim(['--trace', 'traces/step-down.json', '--arm', 'fixed4x', '--duration', '60', '--json']);
+    expect(status).toBe(0);
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const qoe = JSON.parse(lines[0]!) as SessionQoE;
+    expect(ARMS).toContain(qoe.arm);
+    expect(qoe.arm).toBe('fixed4x');
+    expect(qoe.chunks).toHaveLength(30);
+    expect(qoe.chunks.every((c) => c.appliedRateKbps === null && c.rtpKbps === 4200)).toBe(true);
+    expect(qoe.config).toMatchObject({ arm: 'fixed4x', trace: 'step-down.json', durationS: 60, paceTopMultiplier: 4 });
+    for (const key of ['playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'switchCount', 'initialThroughputKbps', 'chunkThroughputKbps']) {
+      expect(qoe).toHaveProperty(key);
+    }
+  }, 30_000);
+
+  test('prints QoE and smoothness for a person, and names bad options with exit code 2', () => {
+    const ok = sim(['--trace', 'constant:40000', '--duration', '60', '--config', '{"beta":0.6}']);
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toMatch(/^sammy on constant:40000/);
+    expect(ok.stdout).toMatch(/chunk throughput\s+\d+ kbps playing phase \([\d.]+x the top bitrate\)/);
+    expect(ok.stdout).toMatch(/Theorem 1\s+B_end ([\d.]+) s = .* = \1 s/);
+    const bad = sim(['--trace', 'constant:40000', '--config', '{"beta":2}']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/invalid beta: 2/);
+    const missing = sim(['--arm', 'sammy']);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/--trace is required/);
+  }, 30_000);
+});
