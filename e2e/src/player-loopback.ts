@@ -3,7 +3,7 @@
  * shaping): one server per session, so each session has its own telemetry log.
  */
 import { join } from 'node:path';
-import type { Browser, Request } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import type { ResponseTelemetry } from '@sammy/server/telemetry';
 import type { Arm, SessionQoE } from '../../player/src/abr/records.js';
 import { REPO_DIR } from './lab/paths.js';
@@ -67,7 +67,15 @@ export interface PlayerSession {
 
 export async function runPlayerSession(
   browser: Browser,
-  o: { baseUrl: string; arm: Arm; config: Record<string, unknown>; playS: number; startupTimeoutS?: number },
+  o: {
+    baseUrl: string;
+    arm: Arm;
+    config: Record<string, unknown>;
+    playS: number;
+    startupTimeoutS?: number;
+    /** Runs after the first frame (seek, throttle, ...), before the `playS` wait. */
+    act?: (page: Page) => Promise<void>;
+  },
 ): Promise<PlayerSession> {
   const t0 = Date.now();
   const context = await browser.newContext();
@@ -88,6 +96,7 @@ export async function runPlayerSession(
     const url = `${o.baseUrl}/?arm=${o.arm}&config=${encodeURIComponent(JSON.stringify(o.config))}`;
     await page.goto(url, { waitUntil: 'load' });
     await page.waitForFunction(() => typeof window.sammy?.qoe().playDelayS === 'number', undefined, { polling: 50, timeout: (o.startupTimeoutS ?? 20) * 1000 });
+    await o.act?.(page);
     await page.waitForTimeout(o.playS * 1000);
     const qoe = await page.evaluate(() => window.sammy!.qoe());
     const requests = await page.evaluate(() => (window.sammy as unknown as PageApiExtras).requests());

@@ -16,7 +16,7 @@ import { expect, test } from '@playwright/test';
 import type { Browser } from 'playwright-core';
 import type { ResponseTelemetry } from '@sammy/server/telemetry';
 import { buildPlayer } from '@sammy/player/build';
-import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, resolveSammyConfig, roundRtpKbps, type Arm } from '@sammy/player/abr';
+import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, resolveSammyConfig, roundRtpKbps, type Arm, type SessionQoE } from '@sammy/player/abr';
 import { chromiumUnavailableReason, launchChromium } from '../src/browser.js';
 import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
 import { runPlayerSession, startLoopbackServer, stopLoopbackServer, type PlayerSession } from '../src/player-loopback.js';
@@ -34,7 +34,7 @@ interface ArmRun {
 let media: LabMedia;
 let workDir: string;
 let browser: Browser;
-const runs = new Map<Arm, ArmRun>();
+const runs = new Map<string, ArmRun>();
 let topKbps: number;
 
 const isSegment = (path: string) => /\/(chunk|init)-\d+(-\d+)?\.m4s$/.test(path);
@@ -43,21 +43,30 @@ const rtpOfHeader = (headers: Record<string, string>): number | null => {
   return m ? Number(m[1]) : null;
 };
 
-async function run(arm: Arm): Promise<ArmRun> {
-  const cached = runs.get(arm);
+/** One session on its own server (cached by `key`, so each test reads the same run). */
+async function run(arm: Arm, key: string = arm, extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'config' | 'playS' | 'act'>> = {}): Promise<ArmRun> {
+  const cached = runs.get(key);
   if (cached) return cached;
-  const server = await startLoopbackServer({ mediaDir: media.dir, playerDir: join(workDir, 'player'), logFile: join(workDir, `${arm}.jsonl`) });
+  const server = await startLoopbackServer({ mediaDir: media.dir, playerDir: join(workDir, 'player'), logFile: join(workDir, `${key}.jsonl`) });
   let session: PlayerSession;
   try {
-    session = await runPlayerSession(browser, { baseUrl: server.url, arm, config: CONFIG, playS: PLAY_S[arm] });
+    session = await runPlayerSession(browser, { baseUrl: server.url, arm, config: CONFIG, playS: PLAY_S[arm], ...extra });
   } catch (err) {
     await stopLoopbackServer(server);
     throw err;
   }
   const r = { session, log: await stopLoopbackServer(server) };
-  runs.set(arm, r);
-  console.log(`${arm}: session ${session.elapsedS.toFixed(1)} s, play delay ${session.qoe.playDelayS?.toFixed(3)} s, ${session.qoe.chunks.length} video chunks`);
+  runs.set(key, r);
+  console.log(`${key}: session ${session.elapsedS.toFixed(1)} s, play delay ${session.qoe.playDelayS?.toFixed(3)} s, ${session.qoe.chunks.length} video chunks`);
   return r;
+}
+
+function printTimeline(label: string, qoe: SessionQoE): void {
+  console.log(`${label} video chunks: t_request_s index rung phase buffer_before_s rtp_kbps applied_kbps measured_kbps`);
+  for (const c of qoe.chunks) {
+    const cells = [c.requestS?.toFixed(2), c.index, c.rung, c.phase, c.bufferBeforeS.toFixed(2), c.rtpKbps, c.appliedRateKbps, c.throughputKbps.toFixed(0)];
+    console.log(`  ${cells.map((x) => String(x).padStart(7)).join(' ')}`);
+  }
 }
 
 /** Every arm: playback starts; CMCD travels in headers, never in the query; the page saw no error. */
@@ -76,22 +85,31 @@ function expectCommon(r: ArmRun): void {
   }
 }
 
-/** The server applied what each request asked for (clamped to its default [100, 10^7] kbps), and told the page so. */
+/**
+ * The server applied what each request asked for (clamped to its default [100, 10^7]
+ * kbps), and told the page so. A path can be fetched more than once (an init segment
+ * after a switch back, a segment after a seek): the n-th log line of a path is the
+ * n-th request for it.
+ */
 function expectServerApplied(r: ArmRun): void {
-  const sent = new Map(r.session.wire.filter((w) => isSegment(w.path)).map((w) => [w.path, rtpOfHeader(w.headers)]));
+  const sent = new Map<string, (number | null)[]>();
+  for (const w of r.session.wire.filter((x) => isSegment(x.path))) sent.set(w.path, [...(sent.get(w.path) ?? []), rtpOfHeader(w.headers)]);
   const lines = r.log.filter((l) => isSegment(l.path));
-  expect(lines.length).toBeGreaterThanOrEqual(sent.size - 2); // a request still in flight at the end may be cut
+  expect(lines.length).toBeGreaterThanOrEqual(r.session.wire.filter((x) => isSegment(x.path)).length - 2); // one still in flight at the end may be cut
+  const seen = new Map<string, number>();
   for (const l of lines) {
-    expect(sent.has(l.path), `${l.path} in the log was sent by the page`).toBe(true);
-    expect(l.rtpKbps, l.path).toBe(sent.get(l.path));
+    const n = seen.get(l.path) ?? 0;
+    seen.set(l.path, n + 1);
+    expect(sent.get(l.path)?.length ?? 0, `${l.path} (#${n + 1}) in the log was sent by the page`).toBeGreaterThan(n);
+    expect(l.rtpKbps, l.path).toBe(sent.get(l.path)![n]);
     expect(l.appliedRateKbps, l.path).toBe(l.rtpKbps === null ? null : Math.min(10_000_000, Math.max(100, l.rtpKbps)));
     expect(l.pacing, l.path).toBe(l.rtpKbps === null ? 'unpaced' : 'paced');
   }
-  const byPath = new Map(lines.map((l) => [l.path, l]));
+  // Server-Timing, as the page recorded it, against the log (unique chunk paths only).
+  const once = new Map(lines.filter((l) => sent.get(l.path)!.length === 1).map((l) => [l.path, l]));
   for (const c of r.session.qoe.chunks) {
-    const path = `/media/chunk-${c.rung}-${String(c.index + 1).padStart(5, '0')}.m4s`;
-    const line = byPath.get(path);
-    if (line) expect(c.appliedRateKbps, `Server-Timing of ${path}`).toBe(line.appliedRateKbps);
+    const line = once.get(`/media/chunk-${c.rung}-${String(c.index + 1).padStart(5, '0')}.m4s`);
+    if (line) expect(c.appliedRateKbps, `Server-Timing of ${line.path}`).toBe(line.appliedRateKbps);
   }
 }
 
@@ -134,12 +152,7 @@ test.describe.serial('player over loopback, every arm', () => {
     // The chunk records agree on phase and rtp.
     for (const c of qoe.chunks) expect(c.rtpKbps === null, `chunk ${c.index}`).toBe(c.phase === 'initial');
 
-    console.log('sammy rtp timeline (video chunks): t_request_s index rung phase buffer_before_s rtp_kbps applied_kbps measured_kbps');
-    for (const c of qoe.chunks) {
-      console.log(
-        `  ${c.requestS?.toFixed(2).padStart(6)} ${String(c.index).padStart(3)} ${c.rung} ${c.phase.padEnd(7)} ${c.bufferBeforeS.toFixed(2).padStart(6)} ${String(c.rtpKbps).padStart(6)} ${String(c.appliedRateKbps).padStart(6)} ${c.throughputKbps.toFixed(0).padStart(7)}`,
-      );
-    }
+    printTimeline('sammy', qoe);
     const { chunks: _chunks, config: _config, ...summary } = qoe;
     console.log(`sammy QoE: ${JSON.stringify(summary)}`);
   });
@@ -208,5 +221,62 @@ test.describe.serial('player over loopback, every arm', () => {
     const media = r.session.wire.filter((x) => x.path.includes('/chunk-'));
     expect(media.every((w) => rtpOfHeader(w.headers) !== null)).toBe(true);
     expectServerApplied(r);
+  });
+
+  test('sammy: a seek to an unbuffered position restarts the unpaced initial phase until the next frame', async () => {
+    const SEEK_TO_S = 16; // segment 9; a 4 s buffer target keeps it unbuffered
+    const r = await run('sammy', 'sammy-seek', {
+      config: { maxBufferS: 4 },
+      playS: 4,
+      act: async (page) => {
+        await page.waitForTimeout(2000);
+        await page.evaluate((t) => void ((document.querySelector('video') as HTMLVideoElement).currentTime = t), SEEK_TO_S);
+      },
+    });
+    expect(r.session.pageErrors).toEqual([]);
+    const video = r.session.requests.filter((q) => q.mediaType === 'video' && q.type === 'MediaSegment');
+    const number = (q: { path: string }) => Number(/-(\d+)\.m4s$/.exec(q.path)![1]);
+    const before = video.filter((q) => number(q) < 9);
+    const after = video.filter((q) => number(q) >= 9);
+    expect(before.some((q) => q.phase === 'playing' && q.rtpKbps !== null)).toBe(true);
+    expect(after.length).toBeGreaterThanOrEqual(2);
+    expect(after[0]).toMatchObject({ phase: 'initial', rtpKbps: null });
+    expect(after.at(-1)!.phase).toBe('playing');
+    expect(after.at(-1)!.rtpKbps).not.toBeNull();
+    for (const q of r.session.requests) expect(q.rtpKbps === null, q.path).toBe(q.phase === 'initial');
+    expect(r.session.qoe.rebufferCount).toBe(0); // waiting for a seek is not a rebuffer
+    expect(r.session.historyAfter).toHaveLength(1); // written once, at the first startup
+    expectServerApplied(r);
+  });
+
+  test('sammy: after a rebuffer it stays in the playing phase and keeps pacing, at the empty-buffer end of the range', async () => {
+    const r = await run('sammy', 'sammy-rebuffer', {
+      config: { maxBufferS: 4 },
+      playS: 3,
+      act: async (page) => {
+        // Chromium's network emulation: 200 kbit/s, below even the second rung.
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send('Network.enable');
+        await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 25_000, uploadThroughput: -1 });
+        await page.waitForFunction(() => (window.sammy?.qoe().rebufferCount ?? 0) > 0, undefined, { polling: 100, timeout: 30_000 });
+        await page.waitForTimeout(2000);
+        await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+      },
+    });
+    const { qoe, requests } = r.session;
+    expect(r.session.pageErrors).toEqual([]);
+    expect(qoe.rebufferCount).toBeGreaterThanOrEqual(1);
+    expect(qoe.rebufferS).toBeGreaterThan(0);
+    const firstPlaying = requests.findIndex((q) => q.phase === 'playing');
+    const afterStart = requests.slice(firstPlaying);
+    expect(afterStart.length).toBeGreaterThan(3);
+    for (const q of afterStart) expect(q.rtpKbps, `${q.path} after startup`).not.toBeNull();
+    // Near an empty buffer the pace is near 11x the top bitrate.
+    const lowest = qoe.chunks.filter((c) => c.phase === 'playing').sort((a, b) => a.bufferBeforeS - b.bufferBeforeS)[0]!;
+    expect(lowest.bufferBeforeS).toBeLessThan(1);
+    expect(lowest.rtpKbps!).toBeGreaterThan(9 * topKbps);
+    // The network was slower than the pace: the measured throughput fell and HYB stepped down.
+    expect(Math.min(...qoe.chunks.slice(1).map((c) => c.rung))).toBeLessThan(media.videoRungs - 1);
+    printTimeline(`rebuffer session (${qoe.rebufferCount} rebuffer(s), ${qoe.rebufferS.toFixed(2)} s)`, qoe);
   });
 });
