@@ -5,7 +5,7 @@
  * stall. The simulator adds nothing to its decisions.
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { InitialThroughputHistory, SammySession, ladderFromSidecar, memoryStore, type SammyConfig } from '../core.js';
+import { InitialThroughputHistory, SammySession, ladderFromSidecar, memoryStore, resolveSammyConfig, type SammyConfig } from '../core.js';
 import type { ArmPolicy, ChunkDone, Decision, DecisionContext } from './types.js';
 
 export interface SammyArmOptions {
@@ -23,12 +23,11 @@ export class SammyArm implements ArmPolicy {
   readonly session: SammySession;
 
   constructor(sidecar: SegmentsSidecar, options: SammyArmOptions = {}) {
-    const store = memoryStore();
-    const historySize = options.config?.historySize ?? Infinity;
-    const history = new InitialThroughputHistory(store, Number.isFinite(historySize) ? historySize : 1000);
+    const config = resolveSammyConfig(options.config);
+    const history = new InitialThroughputHistory(memoryStore(), config.historySize);
     // One synthetic 1-second initial-phase sample per earlier session records exactly its throughput.
     for (const kbps of options.historyKbps ?? []) history.recordSession([{ sizeBytes: (kbps * 1000) / 8, downloadS: 1, phase: 'initial' }]);
-    this.session = new SammySession({ ladder: ladderFromSidecar(sidecar), config: options.config ?? {}, history });
+    this.session = new SammySession({ ladder: ladderFromSidecar(sidecar), config, history });
     this.config = { ...this.session.config, historyKbps: [...(options.historyKbps ?? [])] };
   }
 
