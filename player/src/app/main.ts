@@ -99,13 +99,27 @@ ready.catch((err: Error) => showError(err.message));
 
 const charts = new LiveCharts($('charts'));
 
+let playRequestedMs: number | null = null;
+
 function play(): void {
-  if (playback || setupError) return;
+  if (playRequestedMs !== null || setupError) return;
+  // The play delay counts from here, so it includes fetching segments.json.
+  playRequestedMs = performance.now();
   $('play').hidden = true;
   void ready.then(() => {
     if (playback) return;
     try {
-      playback = startPlayback({ video: $<HTMLVideoElement>('video'), mpdUrl, arm, config, sidecar, history, log, onChunk: (c) => charts.addChunk(c) });
+      playback = startPlayback({
+        video: $<HTMLVideoElement>('video'),
+        mpdUrl,
+        arm,
+        config,
+        sidecar,
+        history,
+        log,
+        playRequestedMs: playRequestedMs!,
+        onChunk: (c) => charts.addChunk(c),
+      });
     } catch (err) {
       showError((err as Error).message);
     }

@@ -86,7 +86,10 @@ export interface PlaybackOptions {
   /** segments.json; required by `sammy`, and gives every arm its SSIM. */
   sidecar: SegmentsSidecar | null;
   history: InitialThroughputHistory;
+  /** Clock in ms (default `performance.now`). */
   now?: () => number;
+  /** When play was requested, on `now`'s clock (default: the call); the page passes the click, before it fetched segments.json. */
+  playRequestedMs?: number;
   log?: (message: string, err?: unknown) => void;
   onChunk?: (record: ChunkRecord) => void;
 }
@@ -281,7 +284,7 @@ export function startPlayback(o: PlaybackOptions): Playback {
 
   // 5. Go. Resource Timing keeps 250 entries by default; a long session makes more.
   if (typeof performance !== 'undefined' && typeof performance.setResourceTimingBufferSize === 'function') performance.setResourceTimingBufferSize(100_000);
-  collector.playRequested();
+  collector.playRequested(o.playRequestedMs);
   player.initialize(o.video, o.mpdUrl, true);
 
   return {

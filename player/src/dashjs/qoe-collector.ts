@@ -52,10 +52,10 @@ export class QoeCollector {
     return this.playRequestMs === null ? null : (this.now() - this.playRequestMs) / 1000;
   }
 
-  /** The user (or autoplay) asked to play: the play delay is measured from here. */
-  playRequested(): void {
+  /** The user (or autoplay) asked to play, at `atMs` on the collector's clock (default: now): the play delay is measured from here. */
+  playRequested(atMs: number = this.now()): void {
     if (this.playRequestMs !== null) return;
-    this.playRequestMs = this.now();
+    this.playRequestMs = atMs;
     this.awaitFrame();
   }
 
