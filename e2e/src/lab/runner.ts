@@ -20,11 +20,11 @@ import { LabError, run, sleep } from './processes.js';
 import { startQueueMonitor, type QueueSample } from './queue-monitor.js';
 import { writeReport } from './report.js';
 import { bdpBytes, experimentArms, queueBytes, type Neighbour, type NeighbourKind, type Scenario } from './scenario.js';
-import { startSession, type RunningSession, type SessionResult } from './session.js';
+import { startSession, type RunningSession, type SessionResult, type StorageState } from './session.js';
 import { summarize, type MetricSummary } from './stats.js';
 import { createTopology, destroyTopology, measureIdleRtt, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
 import { compactTelemetry, videoMetrics, type ResponseRow, type VideoMetrics } from './video-metrics.js';
-import { PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, type VideoServer } from './video-server.js';
+import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
 export type TrialMetrics = VideoMetrics & NeighbourMetrics & { neighborPlayDelayS?: number | null };
 
@@ -36,6 +36,8 @@ export interface TrialRecord {
   order: number;
   startedAt: string;
   originMs: number;
+  /** The player history was reset just before this session (else it carries the arm's earlier sessions'). */
+  historyReset: boolean;
   playbackStartS: number | null;
   /** The neighbour's measurement window, in s since playback start. */
   window: { startS: number; endS: number } | null;
@@ -63,6 +65,8 @@ export interface LabResult {
   /** Every metric, per experiment. */
   summaryByNeighbour: Record<string, Record<string, Record<string, MetricSummary>>>;
   delayLine: DelayLineStats | null;
+  /** The unmeasured sessions that built each arm's history after its reset. */
+  warmups: Array<{ arm: Arm; playDelayS: number | null; initialThroughputKbps: number | null; error: string | null }>;
   startedAt: string;
   finishedAt: string | null;
   complete: boolean;
@@ -132,24 +136,27 @@ interface RunContext {
   media: LabMedia;
   outDir: string;
   log: (line: string) => void;
+  /** Per-arm history mode: each arm's browser storage after its last session. */
+  armStorage: Map<Arm, StorageState>;
 }
 
 function playerConfig(s: Scenario): Record<string, unknown> {
   return { ...s.player.config, maxBufferS: s.player.maxBufferS };
 }
 
-/** One session of `arm` beside neighbour `n`. */
-async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm, order: number): Promise<TrialRecord> {
+/** One session of `arm` beside neighbour `n`, playing `playS` after its first frame. */
+async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm, order: number, playS: number, tag: string): Promise<TrialRecord> {
   const { s, topo } = ctx;
-  const tag = `t${String(trial).padStart(2, '0')}-${n.kind}-${arm}`;
+  const perArm = s.player.history === 'per-arm';
+  const historyReset = !perArm || !ctx.armStorage.has(arm);
   const logDir = join(ctx.outDir, 'logs');
   mkdirSync(logDir, { recursive: true });
   const record: TrialRecord = {
-    trial, neighbour: n.kind, arm, order, startedAt: new Date().toISOString(), originMs: Date.now(), playbackStartS: null,
+    trial, neighbour: n.kind, arm, order, startedAt: new Date().toISOString(), originMs: Date.now(), historyReset, playbackStartS: null,
     window: null, metrics: videoMetrics(null, [], [], s.link.rateMbps), session: null, neighbourSession: null,
     telemetry: [], neighbourRaw: null, queue: [], error: null,
   };
-  const serverOpts = { mediaDir: ctx.media.dir, burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs };
+  const serverOpts = { mediaDir: ctx.media.dir, burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
   let server: VideoServer | null = null;
   let neighbourServer: VideoServer | null = null;
   let browser: Browser | null = null;
@@ -161,23 +168,26 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   const undefer = deferCleanup(async () => browser?.close());
   try {
     server = await startVideoServer(topo, { ...serverOpts, logFile: join(logDir, `${tag}.server.log`) });
-    if (n.kind === 'video') neighbourServer = await startVideoServer(topo, { ...serverOpts, logFile: join(logDir, `${tag}.neighbour-server.log`) });
+    if (n.kind === 'video') neighbourServer = await startVideoServer(topo, { ...serverOpts, port: NEIGHBOUR_VIDEO_PORT, logFile: join(logDir, `${tag}.neighbour-server.log`) });
     browser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
-    session = await startSession(browser, { baseUrl: server.url, arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS });
+    session = await startSession(browser, {
+      baseUrl: server.url, arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS,
+      resetHistory: historyReset, storageState: perArm ? ctx.armStorage.get(arm) : undefined,
+    });
     originMs = record.originMs = session.originMs;
     const playbackStartMs = await session.playbackStart;
     record.playbackStartS = (playbackStartMs - originMs) / 1000;
-    ctx.log(`  ${tag}: playing after ${record.playbackStartS.toFixed(2)} s; ${s.session.playS} s to go`);
-    const endMs = playbackStartMs + s.session.playS * 1000;
+    ctx.log(`  ${tag}: playing after ${record.playbackStartS.toFixed(2)} s; ${playS} s to go`);
+    const endMs = playbackStartMs + playS * 1000;
     let window: MeasurementWindow | null = null;
     if (n.kind !== 'none') {
       const startS = n.startS;
-      const endS = n.endS ?? s.session.playS;
+      const endS = n.endS ?? playS;
       window = { startMs: playbackStartMs + startS * 1000, endMs: playbackStartMs + endS * 1000, startS, endS };
       record.window = { startS, endS };
       await sleep(window.startMs - Date.now());
       if (n.kind === 'video') {
-        neighbourSession = await startSession(browser, { baseUrl: neighbourServer!.url, arm: n.arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS });
+        neighbourSession = await startSession(browser, { baseUrl: neighbourServer!.url, arm: n.arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS, resetHistory: true });
       } else {
         running = await startNeighbour(n, topo, ctx.labtools, (window.endMs - Date.now()) / 1000);
       }
@@ -190,6 +200,7 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
     if (neighbourSession) record.neighbourSession = await neighbourSession.finish();
     record.session = await session.finish();
     session = null;
+    if (perArm && record.session.storageState) ctx.armStorage.set(arm, record.session.storageState);
   } catch (err) {
     record.error = (err as Error).message.split('\n')[0] ?? String(err);
   } finally {
@@ -205,6 +216,8 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   if (record.neighbourRaw && record.window) Object.assign(metrics, neighbourMetrics(record.neighbourRaw, (record.window.endS - record.window.startS) * 1000));
   if (n.kind === 'video') metrics.neighborPlayDelayS = record.neighbourSession?.qoe?.playDelayS ?? null;
   record.metrics = metrics;
+  // The browser storage is carried in memory only; result.json keeps the measurements.
+  for (const r of [record.session, record.neighbourSession]) if (r) delete r.storageState;
   return record;
 }
 
@@ -252,27 +265,40 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
     config: {
       scenario: s,
       link: { ...link, bdpBytes: bdpBytes(s.link), measuredIdleRtt: idleRtt, delayLine: s.link.rttMs > 0 ? 'labtools delay (TUN per direction, no netem on this kernel)' : 'none' },
-      server: { args: serverArgs({ mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs }), congestionControl: s.server.congestionControl },
+      server: { args: serverArgs({ mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT }), congestionControl: s.server.congestionControl },
       player: { requested: playerConfig(s), byArm: {} as Record<string, unknown> },
       media: { dir: media.dir, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media.sidecar.representations.map((r) => r.bitrateKbps) },
       host: { kernel: release(), cpus: cpus().length, node: process.version },
     },
-    trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, startedAt: new Date().toISOString(), finishedAt: null, complete: false,
+    trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, warmups: [], startedAt: new Date().toISOString(), finishedAt: null, complete: false,
   };
   const save = () => {
     Object.assign(result, summaries(result.trials, s.arms));
     writeFileSync(join(outDir, 'result.json'), JSON.stringify(result));
   };
-  const ctx: RunContext = { s, topo, labtools, media, outDir, log };
+  const ctx: RunContext = { s, topo, labtools, media, outDir, log, armStorage: new Map() };
   const total = s.trials * s.neighbours.reduce((a, n) => a + experimentArms(s, n).length, 0);
   try {
+    if (s.player.history === 'per-arm') {
+      // Thesis 2.5.6: every arm's history is reset before the arm runs; these sessions
+      // then give each arm a history measured on this link, as a device would have.
+      for (let w = 1; w <= s.player.warmupSessions; w++) {
+        for (const arm of s.arms) {
+          const r = await runSession(ctx, 0, { kind: 'none' }, arm, 0, s.player.warmupPlayS, `warmup${w}-${arm}`);
+          result.warmups.push({ arm, playDelayS: r.metrics.playDelayS, initialThroughputKbps: r.session?.qoe?.initialThroughputKbps ?? null, error: r.error });
+          log(`warm-up ${w} ${arm}: ${r.error ?? `initial-phase throughput ${((r.session?.qoe?.initialThroughputKbps ?? NaN) / 1000).toFixed(1)} Mbps recorded into its history`}`);
+          await sleep(s.session.gapS * 1000);
+        }
+      }
+    }
     let done = 0;
     for (let trial = 1; trial <= s.trials; trial++) {
       for (const n of s.neighbours) {
         const arms = armOrder(experimentArms(s, n), trial);
         for (const [order, arm] of arms.entries()) {
           const t0 = Date.now();
-          const record = await runSession(ctx, trial, n, arm, order);
+          const tag = `t${String(trial).padStart(2, '0')}-${n.kind}-${arm}`;
+          const record = await runSession(ctx, trial, n, arm, order, s.session.playS, tag);
           result.trials.push(record);
           const byArm = (result.config.player as { byArm: Record<string, unknown> }).byArm;
           if (!byArm[arm] && record.session?.playerConfig) byArm[arm] = record.session.playerConfig;

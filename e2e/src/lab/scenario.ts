@@ -55,6 +55,15 @@ export interface Scenario {
     maxBufferS: number;
     /** Further player-config overrides, passed in the page's `&config=`. */
     config: Record<string, unknown>;
+    /**
+     * `per-arm`: each arm's history is reset once, before its first session, then
+     * carries over between that arm's sessions (as on a device), seeded by
+     * `warmupSessions` unmeasured sessions. `per-session`: reset before every session.
+     */
+    history: 'per-arm' | 'per-session';
+    warmupSessions: number;
+    /** Playback per warm-up session (the history is written when the initial phase ends). */
+    warmupPlayS: number;
   };
   server: {
     burstPackets: number;
@@ -164,7 +173,9 @@ export function parseScenario(json: unknown): Scenario {
   if (Object.keys(queue).length !== 1) bad('link.queue', queue, '{ "bdp": N } or { "bytes": N }');
   const media = obj('media', o.media ?? {}, ['ladder', 'durationS']);
   const session = obj('session', o.session ?? {}, ['playS', 'startupTimeoutS', 'gapS']);
-  const player = obj('player', o.player ?? {}, ['maxBufferS', 'config']);
+  const player = obj('player', o.player ?? {}, ['maxBufferS', 'config', 'history', 'warmupSessions', 'warmupPlayS']);
+  const history = player.history ?? 'per-arm';
+  if (history !== 'per-arm' && history !== 'per-session') bad('player.history', history, 'per-arm, per-session');
   const server = obj('server', o.server ?? {}, ['burstPackets', 'congestionControl', 'extraArgs']);
   const playS = num(session, 'session', 'playS', 1, 3600, 30);
   const maxBufferS = num(player, 'player', 'maxBufferS', 1, 3600, 240);
@@ -200,7 +211,13 @@ export function parseScenario(json: unknown): Scenario {
       startupTimeoutS: num(session, 'session', 'startupTimeoutS', 1, 600, 30),
       gapS: num(session, 'session', 'gapS', 0, 600, 2),
     },
-    player: { maxBufferS, config: config as Obj },
+    player: {
+      maxBufferS,
+      config: config as Obj,
+      history,
+      warmupSessions: history === 'per-arm' ? int(player, 'player', 'warmupSessions', 0, 10, 1) : 0,
+      warmupPlayS: num(player, 'player', 'warmupPlayS', 1, 600, 5),
+    },
     server: { burstPackets: int(server, 'server', 'burstPackets', 1, 65535, 4), congestionControl: cc, extraArgs: extraArgs as string[] },
     neighbours,
     arms,

@@ -12,9 +12,15 @@ export interface SessionOptions {
   /** Overrides of the player config, sent as `&config=` (e.g. `maxBufferS`). */
   playerConfig: Record<string, unknown>;
   startupTimeoutS: number;
+  /** Reset the player's throughput history first (`window.sammy.resetHistory()`). */
+  resetHistory: boolean;
+  /** Browser storage to start from (this arm's history from its previous session). */
+  storageState?: StorageState;
   /** Buffer sampling period. */
   sampleMs?: number;
 }
+
+export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
 
 export interface SessionResult {
   arm: Arm;
@@ -29,6 +35,8 @@ export interface SessionResult {
   /** [s since origin, buffer ahead of the playhead (s), playhead (s)]. */
   buffer: Array<[number, number, number]>;
   pageErrors: string[];
+  /** The browser storage at the end (the player history it leaves for the arm's next session). */
+  storageState?: StorageState;
 }
 
 export interface RunningSession {
@@ -59,15 +67,17 @@ async function resetHistory(page: Page, o: SessionOptions): Promise<void> {
 }
 
 export async function startSession(browser: Browser, o: SessionOptions): Promise<RunningSession> {
-  const context: BrowserContext = await browser.newContext();
+  const context: BrowserContext = await browser.newContext(o.storageState ? { storageState: o.storageState } : {});
   const page = await context.newPage();
   const pageErrors: string[] = [];
   page.on('pageerror', (err) => pageErrors.push(err.message.slice(0, 500)));
-  try {
-    await resetHistory(page, o);
-  } catch (err) {
-    await context.close();
-    throw new LabError('LAB_PLAYER_PAGE', `the player page at ${o.baseUrl} did not offer window.sammy.resetHistory(): ${(err as Error).message.split('\n')[0]}`);
+  if (o.resetHistory) {
+    try {
+      await resetHistory(page, o);
+    } catch (err) {
+      await context.close();
+      throw new LabError('LAB_PLAYER_PAGE', `the player page at ${o.baseUrl} did not offer window.sammy.resetHistory(): ${(err as Error).message.split('\n')[0]}`);
+    }
   }
   const url = playerUrl(o.baseUrl, o.arm, o.playerConfig, true);
   const originMs = Date.now();
@@ -103,8 +113,9 @@ export async function startSession(browser: Browser, o: SessionOptions): Promise
       await sampler;
       const qoe = await page.evaluate(() => window.sammy?.qoe() ?? null).catch(() => null);
       const playerConfig = await page.evaluate(() => window.sammy?.config() ?? null).catch(() => null);
+      const storageState = await context.storageState().catch(() => undefined);
       await context.close();
-      return { arm: o.arm, url, originMs, playbackStartMs, qoe: qoe as SessionQoE | null, playerConfig, buffer, pageErrors };
+      return { arm: o.arm, url, originMs, playbackStartMs, qoe: qoe as SessionQoE | null, playerConfig, buffer, pageErrors, storageState };
     },
   };
 }

@@ -21,14 +21,29 @@ export interface VideoServer {
   process: Managed;
 }
 
-export function serverArgs(o: { mediaDir: string; logFile: string; burstPackets: number; extraArgs: string[] }): string[] {
+/**
+ * Fixed ports (the namespace is the lab's own): the page's origin, and with it the
+ * player history in localStorage, stays the same from one session to the next.
+ */
+export const VIDEO_PORT = 8080;
+export const NEIGHBOUR_VIDEO_PORT = 8081;
+
+export interface ServerOptions {
+  mediaDir: string;
+  logFile: string;
+  burstPackets: number;
+  extraArgs: string[];
+  port: number;
+}
+
+export function serverArgs(o: ServerOptions): string[] {
   return [
-    '--media', o.mediaDir, '--host', '0.0.0.0', '--port', '0', '--player', PLAYER_DIST,
+    '--media', o.mediaDir, '--host', '0.0.0.0', '--port', String(o.port), '--player', PLAYER_DIST,
     '--burst-packets', String(o.burstPackets), '--log', o.logFile, '--log-level', 'info', ...o.extraArgs,
   ];
 }
 
-export async function startVideoServer(topo: Topology, o: { mediaDir: string; logFile: string; burstPackets: number; extraArgs: string[] }): Promise<VideoServer> {
+export async function startVideoServer(topo: Topology, o: ServerOptions): Promise<VideoServer> {
   const args = serverArgs(o);
   const [cmd, full] = netnsExec(topo.ns.server, process.execPath, ['--import', 'tsx', SERVER_CLI, ...args]);
   const p = start('video server', cmd, full, { cwd: REPO_DIR });

@@ -11,7 +11,7 @@ import { barChart, lineChart, ticks } from '../../src/lab/svg.js';
 function trial(arm: Arm, neighbour: TrialRecord['neighbour'], trialNo: number, metrics: Record<string, number>): TrialRecord {
   const rtt = arm === 'control' ? 25 : 5.5;
   return {
-    trial: trialNo, neighbour, arm, order: 0, startedAt: '2026-01-01T00:00:00Z', originMs: 0, playbackStartS: 0.7,
+    trial: trialNo, neighbour, arm, order: 0, startedAt: '2026-01-01T00:00:00Z', originMs: 0, historyReset: false, playbackStartS: 0.7,
     window: neighbour === 'none' ? null : { startS: 0, endS: 30 },
     metrics: metrics as unknown as TrialRecord['metrics'],
     session: { arm, url: 'u', originMs: 0, playbackStartMs: 700, qoe: null, playerConfig: null, buffer: [[1, 2, 0], [2, 4, 1]], pageErrors: [] },
@@ -57,6 +57,7 @@ function result(): LabResult {
       down: { delayMs: 2.5, packets: 10, bytes: 1, dropsFull: 0, writeErrors: 0, maxQueued: 1, latenessUs: { p50: 38, p99: 165, p999: 2848, max: 8178 } },
       up: { delayMs: 2.5, packets: 10, bytes: 1, dropsFull: 0, writeErrors: 0, maxQueued: 1, latenessUs: { p50: 28, p99: 131, p999: 2354, max: 8464 } },
     },
+    warmups: [{ arm: 'sammy', playDelayS: 1, initialThroughputKbps: 28_000, error: null }],
     startedAt: '2026-01-01T00:00:00Z',
     finishedAt: '2026-01-01T01:00:00Z',
     complete: true,

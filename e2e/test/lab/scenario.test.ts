@@ -15,7 +15,9 @@ describe('parseScenario', () => {
   test('fills defaults', () => {
     const s = parseScenario(minimal);
     expect(s.session).toEqual({ playS: 30, startupTimeoutS: 30, gapS: 2 });
-    expect(s.player).toEqual({ maxBufferS: 240, config: {} });
+    expect(s.player).toEqual({ maxBufferS: 240, config: {}, history: 'per-arm', warmupSessions: 1, warmupPlayS: 5 });
+    expect(parseScenario({ ...minimal, player: { history: 'per-session' } }).player.warmupSessions).toBe(0);
+    expect(() => parseScenario({ ...minimal, player: { history: 'never' } })).toThrow(/player.history = "never"/);
     expect(s.server).toEqual({ burstPackets: 4, congestionControl: 'reno', extraArgs: [] });
     expect(s.trials).toBe(1);
     expect(s.media.ladder).toBe('lab');
