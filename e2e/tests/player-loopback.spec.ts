@@ -9,7 +9,8 @@
  *   exactly those rates (its log and its Server-Timing header);
  * - control sends no rtp; fixed4x sends 4x the top bitrate; dashjs-rtp sends dash.js's own.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -18,10 +19,21 @@ import type { ResponseTelemetry } from '@sammy/server/telemetry';
 import { buildPlayer } from '@sammy/player/build';
 import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, resolveSammyConfig, roundRtpKbps, type Arm, type SessionQoE } from '@sammy/player/abr';
 import { chromiumUnavailableReason, launchChromium } from '../src/browser.js';
-import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
+import { ensureLabMedia, mediaDirFor, type LabMedia } from '../src/lab/media.js';
 import { runPlayerSession, startLoopbackServer, stopLoopbackServer, type PlayerSession } from '../src/player-loopback.js';
 
-const reason = chromiumUnavailableReason();
+const FIXTURE_S = 24;
+
+/** Why this spec cannot run here: no Chromium, or no ffmpeg to encode the fixture (unless it is cached). */
+function unavailableReason(): string | null {
+  const chromium = chromiumUnavailableReason();
+  if (chromium) return chromium;
+  const cached = existsSync(join(mediaDirFor('lab', FIXTURE_S), 'segments.json'));
+  if (!cached && spawnSync('ffmpeg', ['-version'], { stdio: 'ignore' }).status !== 0) return 'ffmpeg not found, needed to encode the test video (sudo apt-get install -y ffmpeg)';
+  return null;
+}
+
+const reason = unavailableReason();
 const MAX_BUFFER_S = 12;
 const CONFIG = { maxBufferS: MAX_BUFFER_S };
 const PLAY_S: Record<Arm, number> = { sammy: 14, control: 5, fixed4x: 5, 'dashjs-rtp': 5 };
@@ -118,7 +130,7 @@ test.describe.serial('player over loopback, every arm', () => {
     if (reason) return;
     info.setTimeout(5 * 60_000);
     const t0 = Date.now();
-    media = await ensureLabMedia('lab', 24, (line) => console.log(line));
+    media = await ensureLabMedia('lab', FIXTURE_S, (line) => console.log(line));
     workDir = mkdtempSync(join(tmpdir(), 'sammy-player-e2e-'));
     await buildPlayer(join(workDir, 'player'));
     topKbps = media.sidecar.representations.at(-1)!.bitrateKbps;
