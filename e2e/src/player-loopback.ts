@@ -43,6 +43,7 @@ export interface PageRequest {
 
 /** The page's `window.sammy` beyond what the lab uses (player README). */
 interface PageApiExtras {
+  stop(): SessionQoE;
   requests(): PageRequest[];
   history(): number[] | null;
 }
@@ -98,7 +99,10 @@ export async function runPlayerSession(
     await page.waitForFunction(() => typeof window.sammy?.qoe().playDelayS === 'number', undefined, { polling: 50, timeout: (o.startupTimeoutS ?? 20) * 1000 });
     await o.act?.(page);
     await page.waitForTimeout(o.playS * 1000);
-    const qoe = await page.evaluate(() => window.sammy!.qoe());
+    // stop() freezes the QoE and destroys the player: every request the page made has
+    // had its 'request' event by the time it returns, and none follows, so the wire
+    // list is complete before the server log is compared with it.
+    const qoe = await page.evaluate(() => (window.sammy as unknown as PageApiExtras).stop());
     const requests = await page.evaluate(() => (window.sammy as unknown as PageApiExtras).requests());
     await Promise.all(pending);
     // The history lives in localStorage: a second page of the same context sees it.

@@ -29,6 +29,12 @@ export interface SammyPageApi {
   history(): number[] | null;
   /** Extra: start the session (what the Play button does when autoplay=0). */
   play(): void;
+  /**
+   * Extra: end the session: its QoE is frozen (later `qoe()` calls return it) and the
+   * dash.js player is destroyed, so no request leaves the page afterwards. Tests call
+   * it before comparing what the page sent with what the server logged.
+   */
+  stop(): SessionQoE;
 }
 
 declare global {
@@ -126,18 +132,28 @@ function play(): void {
   });
 }
 
+let stoppedQoe: SessionQoE | null = null;
+
+function stop(): SessionQoE {
+  if (stoppedQoe) return stoppedQoe;
+  stoppedQoe = playback?.qoe() ?? emptyQoe();
+  playback?.destroy();
+  return stoppedQoe;
+}
+
 function emptyQoe(): SessionQoE {
   return summarizeSession({ arm, config: fullConfig(), chunks: [], segmentDurationS: 2, ssim: null, playDelayS: null, rebufferCount: 0, rebufferS: 0, playedRanges: [] });
 }
 
 window.sammy = {
   ready,
-  qoe: () => playback?.qoe() ?? emptyQoe(),
+  qoe: () => stoppedQoe ?? playback?.qoe() ?? emptyQoe(),
   config: fullConfig,
   resetHistory: () => history.reset(),
   requests: () => playback?.requests() ?? [],
   history: () => history.sessionsKbps(),
   play,
+  stop,
 };
 
 // --- page furniture ---
