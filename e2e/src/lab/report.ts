@@ -60,6 +60,13 @@ function cell(s: MetricSummary | undefined): string {
 }
 
 /** Mean over trials of step series [t, v], in bins of `binS`. */
+/** How the player history was treated, in words (thesis 2.5.6). */
+function historyText(player: Scenario['player']): string {
+  if (player.history === 'per-session') return 'history reset before every session';
+  const warmup = player.warmupSessions === 0 ? 'no warm-up' : `then ${player.warmupSessions} unmeasured ${player.warmupPlayS} s warm-up session(s) to seed it`;
+  return `history reset once per arm before its first session, ${warmup}, carried between that arm's sessions`;
+}
+
 export function averageSeries(list: Array<Array<[number, number]>>, binS: number): Array<[number, number]> {
   const sums = new Map<number, { sum: number; n: number }>();
   for (const series of list) {
@@ -151,7 +158,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     `| bottleneck | tbf ${s.link.rateMbps} Mbit/s, droptail queue ${link.queueBytes} B (${(link.queueBytes / link.bdpBytes).toFixed(2)} x BDP of ${Math.round(link.bdpBytes)} B), server -> client |`,
     `| propagation delay | RTT ${s.link.rttMs} ms from the TUN delay line (no netem on this kernel); idle ping ${link.measuredIdleRtt ? `${link.measuredIdleRtt.avgMs.toFixed(2)} ms avg (min ${link.measuredIdleRtt.minMs.toFixed(2)}, max ${link.measuredIdleRtt.maxMs.toFixed(2)})` : 'not measured'} |`,
     `| video | synthetic \`${s.media.ladder}\` ladder, ${s.media.durationS} s, rungs ${((result.config.media as { rungsKbps: number[] }).rungsKbps ?? []).join(', ')} kbps |`,
-    `| player | buffer target ${s.player.maxBufferS} s for every arm; history reset before every session; overrides ${JSON.stringify(s.player.config)} |`,
+    `| player | buffer target ${s.player.maxBufferS} s for every arm; ${historyText(s.player)}; overrides ${JSON.stringify(s.player.config)} |`,
     `| server | burst ${s.server.burstPackets} packets, congestion control ${s.server.congestionControl} |`,
     `| session | ${s.session.playS} s of playback after the first frame |`,
     `| arms | ${arms.join(', ')} (order rotates per trial) |`,

@@ -79,6 +79,17 @@ describe('report', () => {
     expect(markdown).toContain('![fig-throughput.svg](fig-throughput.svg)');
   });
 
+  test('the setup says how the player history was treated, as configured', () => {
+    const perArm = result();
+    perArm.config.scenario.player = { ...perArm.config.scenario.player, history: 'per-arm', warmupSessions: 1, warmupPlayS: 5 };
+    expect(renderReport(perArm).markdown).toContain('history reset once per arm before its first session, then 1 unmeasured 5 s warm-up session(s) to seed it');
+    const perSession = result();
+    perSession.config.scenario.player = { ...perSession.config.scenario.player, history: 'per-session', warmupSessions: 0 };
+    const markdown = renderReport(perSession).markdown;
+    expect(markdown).toContain('history reset before every session');
+    expect(markdown).not.toContain('warm-up');
+  });
+
   test('figures: time series per arm and neighbour bars', () => {
     const { files } = renderReport(result());
     expect(Object.keys(files).sort()).toEqual(
