@@ -186,10 +186,17 @@ test.describe.serial('player over loopback, every arm', () => {
       // At these defaults the floor stays below 2.9x: the buffer-based rate sets every pace.
       expect(c.paceFloorKbps!).toBeLessThan(low);
     }
-    // The buffer filled towards the target, so the pace fell from near 11x towards 2.9x.
-    const rates = paced.map((c) => c.rtpKbps!);
-    expect(Math.max(...rates)).toBeGreaterThan(8 * topKbps);
-    expect(Math.min(...rates)).toBeLessThan(5 * topKbps);
+    // The buffer filled towards the target, so the pace fell towards 2.9x: the emptiest
+    // buffer got the highest rate and the fullest the lowest. How high the first paced
+    // chunk starts depends on how many chunks the unpaced initial phase fetched before
+    // the first frame (1 to 3 on loopback), so its exact height is checked above, chunk
+    // by chunk against the core, not against a fixed multiple.
+    const byBuffer = [...paced].sort((a, b) => a.bufferBeforeS - b.bufferBeforeS);
+    const emptiest = byBuffer[0]!;
+    const fullest = byBuffer[byBuffer.length - 1]!;
+    expect(fullest.bufferBeforeS - emptiest.bufferBeforeS).toBeGreaterThan(1);
+    expect(emptiest.rtpKbps!).toBeGreaterThan(fullest.rtpKbps!);
+    expect(fullest.rtpKbps!).toBeLessThan(5 * topKbps);
   });
 
   test('sammy: the server applied the same rates (its log and Server-Timing)', async () => {
