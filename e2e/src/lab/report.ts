@@ -59,7 +59,6 @@ function cell(s: MetricSummary | undefined): string {
   return `${num(s.mean)}${ci} (n=${s.n})`;
 }
 
-/** Mean over trials of step series [t, v], in bins of `binS`. */
 /** How the player history was treated, in words (thesis 2.5.6). */
 function historyText(player: Scenario['player']): string {
   if (player.history === 'per-session') return 'history reset before every session';
@@ -67,6 +66,7 @@ function historyText(player: Scenario['player']): string {
   return `history reset once per arm before its first session, ${warmup}, carried between that arm's sessions`;
 }
 
+/** Mean over trials of step series [t, v], in bins of `binS`. */
 export function averageSeries(list: Array<Array<[number, number]>>, binS: number): Array<[number, number]> {
   const sums = new Map<number, { sum: number; n: number }>();
   for (const series of list) {
