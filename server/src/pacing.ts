@@ -47,17 +47,13 @@ interface SocketState {
   active: MediaResponse | null;
 }
 
-interface MediaResponse {
+interface MediaResponse extends RateDecision {
   request: FastifyRequest;
   reply: FastifyReply;
   socket: Socket;
   state: SocketState;
   path: string;
   rate: RateRequest;
-  outcome: PacingOutcome;
-  appliedRateKbps: number | null;
-  rateBytesPerS: number | null;
-  plan: BurstPlan | null;
   pacer: BurstPacer | null;
   start: TcpInfo | null;
   startMs: number;
@@ -71,8 +67,20 @@ interface MediaResponse {
   lastInfo: TcpInfo | null;
   lastNotsentBytes: number;
   drainTimer: NodeJS.Timeout | null;
+  /** This response's listener on its connection's 'close', removed when it ends. */
+  onSocketClose: ((hadError?: boolean) => void) | null;
   done: boolean;
 }
+
+/** What #applyRate decided for one response. */
+interface RateDecision {
+  outcome: PacingOutcome;
+  appliedRateKbps: number | null;
+  rateBytesPerS: number | null;
+  plan: BurstPlan | null;
+}
+
+const UNPACED: RateDecision = { outcome: 'unpaced', appliedRateKbps: null, rateBytesPerS: null, plan: null };
 
 function isReadable(payload: unknown): payload is Readable {
   return typeof (payload as Readable | null)?.pipe === 'function';
@@ -120,15 +128,6 @@ export class PacingController {
     if (state === undefined) {
       const created: SocketState = { paced: false, active: null };
       this.#sockets.set(socket, created);
-      // A reset (or other error) means the client went away. A clean close after the
-      // body was handed over is the server's own, for a client that sent
-      // "Connection: close": the kernel still sends the tail, at the socket's cap.
-      socket.once('close', (hadError: boolean) => {
-        const response = created.active;
-        if (response === null) return;
-        if (hadError) response.aborted = true;
-        this.#finish(response, null);
-      });
       // The client closed its side. If our bytes are still unsent it is leaving
       // early; either way, read the final TCP_INFO while the descriptor exists.
       socket.once('end', () => {
@@ -183,71 +182,28 @@ export class PacingController {
   onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
     // Refusals and errors are not media responses: no pacing, no telemetry line.
     if (reply.statusCode >= 400) return payload;
-    const { options, control, metrics } = this.#ctx;
     const socket = request.raw.socket;
-    const rate = readRateRequest(request.headers, rawQueryOf(request.url), options.limits.maxCmcdBytes);
-    if (rate.problem !== null && rate.rtpKbps === null) {
-      metrics.errors.inc({ kind: 'cmcd' });
-      this.#warnOnce('cmcd', `ignoring malformed CMCD (further cases only in "media response" lines): ${rate.problem}`);
-    }
+    const rate = this.#readRate(request);
     const state = this.#stateOf(socket);
     if (state.active !== null) this.#finish(state.active, null);
 
     const fd = socketFd(socket);
+    const start = this.#readStartInfo(fd);
     const hasBody = request.method === 'GET' && (reply.statusCode === 200 || reply.statusCode === 206) && isReadable(payload);
-    const start = fd === null ? null : control.readTcpInfo(fd);
-    if (start === null && fd !== null && control.available) {
-      metrics.errors.inc({ kind: 'tcp_info' });
-      this.#warnOnce('tcp_info', 'TCP_INFO unreadable: telemetry without TCP fields, bursts planned for MSS 1448');
-    }
-    let outcome: PacingOutcome = 'unpaced';
-    let appliedRateKbps: number | null = null;
-    let rateBytesPerS: number | null = null;
-    let plan: BurstPlan | null = null;
-    if (rate.rtpKbps !== null && hasBody) {
-      if (!options.pacing) outcome = 'disabled';
-      else if (fd === null || !control.available) outcome = 'unavailable';
-      else {
-        const kbps = clampRateKbps(rate.rtpKbps, options.minRateKbps, options.maxRateKbps);
-        const bytesPerS = kbpsToBytesPerS(kbps);
-        const candidate = this.#planFor(socket, start, bytesPerS);
-        const capBytesPerS = candidate.mechanism === 'app' ? APP_KERNEL_CAP_FACTOR * bytesPerS : bytesPerS;
-        if (this.#setRate(fd, BigInt(Math.round(capBytesPerS)))) {
-          outcome = 'paced';
-          appliedRateKbps = kbps;
-          rateBytesPerS = bytesPerS;
-          plan = candidate;
-          state.paced = true;
-        } else outcome = 'unavailable';
-      }
-    }
-    if (outcome !== 'paced' && state.paced && fd !== null && this.#setRate(fd, UNLIMITED_PACING_RATE)) state.paced = false;
+    const decision = hasBody && rate.rtpKbps !== null ? this.#applyRate(socket, fd, state, start, rate.rtpKbps) : UNPACED;
+    if (decision.outcome !== 'paced' && state.paced && fd !== null && this.#setRate(fd, UNLIMITED_PACING_RATE)) state.paced = false;
 
-    let body = payload;
-    let pacer: BurstPacer | null = null;
-    if (plan !== null) {
-      metrics.pacedResponses.inc({ mechanism: plan.mechanism });
-      if (plan.mechanism === 'app') {
-        pacer = new BurstPacer({ rateBytesPerS: rateBytesPerS!, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) });
-        // Errors surface through the pacer, which fastify is sending.
-        pipeline(payload as Readable, pacer, () => {});
-        body = pacer;
-      }
-    }
-    reply.header('server-timing', `pace;dur=${appliedRateKbps ?? 0};desc="${outcome}"`);
+    const { body, pacer } = this.#bodyFor(payload, decision, start);
+    reply.header('server-timing', `pace;dur=${decision.appliedRateKbps ?? 0};desc="${decision.outcome}"`);
     reply.header('timing-allow-origin', '*');
-
-    const response: MediaResponse = {
+    this.#track({
       request,
       reply,
       socket,
       state,
       path: request.url.split('?', 1)[0]!,
       rate,
-      outcome,
-      appliedRateKbps,
-      rateBytesPerS,
-      plan,
+      ...decision,
       pacer,
       start,
       startMs: performance.now(),
@@ -259,18 +215,89 @@ export class PacingController {
       lastInfo: null,
       lastNotsentBytes: Infinity,
       drainTimer: null,
+      onSocketClose: null,
       done: false,
-    };
-    state.active = response;
+    });
+    return body;
+  }
+
+  /** The request's CMCD rate; a malformed payload is counted and logged once. */
+  #readRate(request: FastifyRequest): RateRequest {
+    const { options, metrics } = this.#ctx;
+    const rate = readRateRequest(request.headers, rawQueryOf(request.url), options.limits.maxCmcdBytes);
+    if (rate.problem !== null && rate.rtpKbps === null) {
+      metrics.errors.inc({ kind: 'cmcd' });
+      this.#warnOnce('cmcd', `ignoring malformed CMCD (further cases only in "media response" lines): ${rate.problem}`);
+    }
+    return rate;
+  }
+
+  #readStartInfo(fd: number | null): TcpInfo | null {
+    const { control, metrics } = this.#ctx;
+    const start = fd === null ? null : control.readTcpInfo(fd);
+    if (start === null && fd !== null && control.available) {
+      metrics.errors.inc({ kind: 'tcp_info' });
+      this.#warnOnce('tcp_info', 'TCP_INFO unreadable: telemetry without TCP fields, bursts planned for MSS 1448');
+    }
+    return start;
+  }
+
+  /** Caps the socket at the clamped rate (or says why not). */
+  #applyRate(socket: Socket, fd: number | null, state: SocketState, start: TcpInfo | null, rtpKbps: number): RateDecision {
+    const { options, control } = this.#ctx;
+    if (!options.pacing) return { ...UNPACED, outcome: 'disabled' };
+    if (fd === null || !control.available) return { ...UNPACED, outcome: 'unavailable' };
+    const kbps = clampRateKbps(rtpKbps, options.minRateKbps, options.maxRateKbps);
+    const bytesPerS = kbpsToBytesPerS(kbps);
+    const plan = this.#planFor(socket, start, bytesPerS);
+    const capBytesPerS = plan.mechanism === 'app' ? APP_KERNEL_CAP_FACTOR * bytesPerS : bytesPerS;
+    if (!this.#setRate(fd, BigInt(Math.round(capBytesPerS)))) return { ...UNPACED, outcome: 'unavailable' };
+    state.paced = true;
+    return { outcome: 'paced', appliedRateKbps: kbps, rateBytesPerS: bytesPerS, plan };
+  }
+
+  /** The body to send: the file stream, re-timed into application bursts when the plan says so. */
+  #bodyFor(payload: unknown, decision: RateDecision, start: TcpInfo | null): { body: unknown; pacer: BurstPacer | null } {
+    const { plan, rateBytesPerS } = decision;
+    if (plan === null || rateBytesPerS === null) return { body: payload, pacer: null };
+    this.#ctx.metrics.pacedResponses.inc({ mechanism: plan.mechanism });
+    if (plan.mechanism !== 'app') return { body: payload, pacer: null };
+    const pacer = new BurstPacer({ rateBytesPerS, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) });
+    // Errors surface through the pacer, which fastify is sending.
+    pipeline(payload as Readable, pacer, () => {});
+    return { body: pacer, pacer };
+  }
+
+  /**
+   * Holds the response's pacing state until it ends, whichever comes first: its
+   * last byte leaves the socket, the response closes early, or the connection
+   * closes (also for a response still queued behind another on the connection,
+   * whose own 'close' Node never emits). A client that left before this point
+   * (during the file lookup) has already fired every event: end it now.
+   */
+  #track(response: MediaResponse): void {
+    const { socket, reply } = response;
+    response.state.active = response;
     this.#active.add(response);
-    metrics.activeResponses.set(this.#active.size);
+    this.#ctx.metrics.activeResponses.set(this.#active.size);
+    if (socket.destroyed || reply.raw.destroyed) {
+      response.aborted = true;
+      return this.#finish(response, null);
+    }
+    // A reset (or other error) means the client went away. A clean close after the
+    // body was handed over is the server's own, for a client that sent
+    // "Connection: close": the kernel still sends the tail, at the socket's cap.
+    response.onSocketClose = (hadError?: boolean) => {
+      if (hadError === true || !reply.raw.writableFinished) response.aborted = true;
+      this.#finish(response, null);
+    };
+    socket.once('close', response.onSocketClose);
     reply.raw.once('close', () => {
       response.drainProgressMs = performance.now();
       response.aborted = !reply.raw.writableFinished;
       if (response.aborted) this.#finish(response, null);
       else this.#waitForDrain(response);
     });
-    return body;
   }
 
   #waitForDrain(response: MediaResponse): void {
@@ -302,6 +329,8 @@ export class PacingController {
     response.done = true;
     if (response.drainTimer !== null) clearTimeout(response.drainTimer);
     response.drainTimer = null;
+    if (response.onSocketClose !== null) response.socket.removeListener('close', response.onSocketClose);
+    response.onSocketClose = null;
     if (response.pacer !== null && !response.pacer.destroyed && response.aborted) response.pacer.destroy();
     const { control, metrics } = this.#ctx;
     const durationMs = performance.now() - response.startMs;

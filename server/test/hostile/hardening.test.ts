@@ -5,7 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadSocketControl } from '../src/socket.js';
+import { loadSocketControl } from '../../src/socket.js';
 import {
   activeResources,
   MB,
@@ -19,7 +19,7 @@ import {
   timedGet,
   waitFor,
   type RunningServer,
-} from './helpers.js';
+} from '../helpers.js';
 
 const SECRET = 'top-secret-outside-media';
 const SEGMENT_BYTES = 100_000;
