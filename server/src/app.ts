@@ -2,11 +2,13 @@
 // or listen on port 0; the CLI listens on the configured address).
 import fastifyCors from '@fastify/cors';
 import { CMCD_HEADER_FIELDS } from '@svta/cml-cmcd';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Socket } from 'node:net';
 import pino, { type DestinationStream } from 'pino';
+import { errorResponseBody, rawErrorResponse } from './errors.js';
 import { readKernelTsoSettings, DeviceGsoTable } from './kernel-settings.js';
 import { mediaPlugin } from './media.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type ServerMetrics } from './metrics.js';
 import { resolveServerOptions, type ServerOptions, type ServerOptionsInput } from './options.js';
 import { PacingController } from './pacing.js';
 import { hostilePathReason } from './paths.js';
@@ -67,6 +69,7 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
   const options = resolveServerOptions(input);
   const { limits } = options;
   const { logger, closeLog } = createLogger(options, deps);
+  const metrics = createMetrics();
   const app = Fastify({
     loggerInstance: logger,
     // One "media response" line per media response replaces fastify's two request lines.
@@ -75,6 +78,14 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     forceCloseConnections: true,
+    // Request heads the HTTP parser rejects, and URLs the router cannot decode, get
+    // the one error shape too (fastify's defaults echo the URL).
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, metrics, logger),
+    frameworkErrors: (err, request, reply) => {
+      metrics.errors.inc({ kind: 'bad_path' });
+      request.log.info({ code: err.code }, 'refused request path');
+      sendError(reply, 400, 'SAMMY_BAD_PATH', 'malformed URL');
+    },
     http: {
       maxHeaderSize: limits.maxHeaderBytes,
       headersTimeout: limits.headersTimeoutMs,
@@ -85,7 +96,6 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
   }) as unknown as FastifyInstance;
 
   const socketControl = deps.socketControl ?? loadSocketControl();
-  const metrics = createMetrics();
   const pacing = new PacingController({
     options,
     control: socketControl,
@@ -107,20 +117,23 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     if (reason === null) return done();
     metrics.errors.inc({ kind: 'bad_path' });
     request.log.info({ reason, url: request.url.slice(0, 200) }, 'refused request path');
-    reply.code(400).send({ code: 'SAMMY_BAD_PATH', error: 'Bad Request', message: reason });
+    sendError(reply, 400, 'SAMMY_BAD_PATH', reason);
   });
   // Request logging is off (one telemetry line per media response replaces it), and
-  // with it fastify's own error log: failures are logged and counted here.
-  app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
-    const status = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500;
+  // with it fastify's own error log: failures are logged and counted here. Every
+  // error goes out in one shape (errors.ts), never with the error's own message,
+  // which may quote the request.
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, request, reply) => {
+    const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status >= 500) {
       metrics.errors.inc({ kind: 'server' });
       request.log.error({ err, url: request.url.slice(0, 200) }, 'request failed');
     } else {
-      request.log.info({ status, message: err.message, url: request.url.slice(0, 200) }, 'request refused');
+      request.log.info({ status, code: err.code, url: request.url.slice(0, 200) }, 'request refused');
     }
-    reply.code(status).send(err);
+    sendError(reply, status, status < 500 && typeof err.code === 'string' && /^FST_[A-Z0-9_]+$/.test(err.code) ? err.code : undefined);
   });
+  app.setNotFoundHandler((_request, reply) => sendError(reply, 404));
   app.addHook('onResponse', (request, reply, done) => {
     metrics.requests.inc({ route: request.routeOptions.url ?? 'none', status: String(reply.statusCode) });
     done();
@@ -148,6 +161,24 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     return metrics.registry.metrics();
   });
   await app.register(mediaPlugin, { mediaDir: options.mediaDir, pacing, metrics });
-  await app.register(playerPlugin, { playerDir: options.playerDir });
+  await app.register(playerPlugin, { playerDir: options.playerDir, metrics });
   return app;
+}
+
+function sendError(reply: FastifyReply, status: number, code?: string, message?: string): void {
+  reply.code(status).type('application/json; charset=utf-8').send(errorResponseBody(status, code, message));
+}
+
+/**
+ * A request head the HTTP parser refused (malformed, too large, too slow): answered
+ * in the one error shape, counted, and the connection closed. A client that reset
+ * the connection gets nothing.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, metrics: ServerMetrics, log: pino.Logger): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  metrics.errors.inc({ kind: 'client' });
+  log.info({ status, code: err.code }, 'refused request head');
+  if (socket.writable) socket.write(rawErrorResponse(status));
+  socket.destroy();
 }

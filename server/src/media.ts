@@ -51,6 +51,6 @@ export const mediaPlugin: FastifyPluginAsync<MediaPluginOptions> = async (app, {
     done(null, body);
   });
   app.get(`${MEDIA_PREFIX}*`, (request, reply) =>
-    sendFromDir(request, reply, mediaDir, pathAfter(request.url, MEDIA_PREFIX), setMediaHeaders),
+    sendFromDir(request, reply, { root: mediaDir, urlPath: pathAfter(request.url, MEDIA_PREFIX), headers: setMediaHeaders, metrics }),
   );
 };

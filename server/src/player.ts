@@ -3,6 +3,7 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ServerMetrics } from './metrics.js';
 import { pathAfter, sendFromDir } from './static-files.js';
 
 export const NOT_BUILT_PAGE = `<!doctype html>
@@ -18,13 +19,13 @@ function noCache(reply: FastifyReply): void {
   reply.header('cache-control', 'no-cache');
 }
 
-export const playerPlugin: FastifyPluginAsync<{ playerDir: string }> = async (app, { playerDir }) => {
+export const playerPlugin: FastifyPluginAsync<{ playerDir: string; metrics: ServerMetrics }> = async (app, { playerDir, metrics }) => {
   const indexFile = join(playerDir, 'index.html');
   if (!existsSync(indexFile)) app.log.info({ playerDir }, 'player not built: / explains how to build it');
   // Checked per request: the page may be built while the server runs.
   app.get('/', (request, reply) => {
-    if (existsSync(indexFile)) return sendFromDir(request, reply, playerDir, '/index.html', noCache);
+    if (existsSync(indexFile)) return sendFromDir(request, reply, { root: playerDir, urlPath: '/index.html', headers: noCache, metrics });
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(NOT_BUILT_PAGE);
   });
-  app.get('/*', (request, reply) => sendFromDir(request, reply, playerDir, pathAfter(request.url, '/'), noCache));
+  app.get('/*', (request, reply) => sendFromDir(request, reply, { root: playerDir, urlPath: pathAfter(request.url, '/'), headers: noCache, metrics }));
 };

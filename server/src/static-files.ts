@@ -1,8 +1,19 @@
 // Files from a folder through @fastify/send (the engine of @fastify/static): Range,
 // If-Range, ETag, Last-Modified and conditional requests. Used directly because
 // @fastify/static requires an ES-module-only package that jest 29 cannot load.
+//
+// Before send opens anything, the server resolves the path itself: a file is served
+// only if its real path (after every symlink) lies inside the folder's real path and
+// it is a regular file. Opening a FIFO or a device would block one of libuv's four
+// file threads until a writer appears; a few such requests would stall every file
+// read of the process, so non-regular files are refused before they are opened.
 import send from '@fastify/send';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { realpath, stat } from 'node:fs/promises';
+import { relative, sep } from 'node:path';
+import { errorResponseBody } from './errors.js';
+import type { ServerMetrics } from './metrics.js';
+import { canonicalBytesRange } from './range.js';
 
 const SEND_OPTIONS = {
   dotfiles: 'deny',
@@ -16,31 +27,118 @@ const SEND_OPTIONS = {
   highWaterMark: 512 * 1024,
 } as const;
 
+/** What a URL path names under a folder, decided before anything is opened. */
+export type ResolvedPath =
+  | { kind: 'file'; realRoot: string; realPath: string }
+  | { kind: 'missing' }
+  | { kind: 'directory' }
+  /** Exists, but is not served: `reason` goes to the log, never to the client. */
+  | { kind: 'refused'; reason: string };
+
+function errnoOf(err: unknown): string {
+  return (err as NodeJS.ErrnoException | null)?.code ?? 'unknown';
+}
+
 /**
- * Replies with the file at `urlPath` (still percent-encoded, as in the URL) under
- * `root`; `headers` adds the caller's headers to a file reply. Directories and
- * missing files go to the not-found handler.
+ * Resolves `urlPath` (percent-encoded, as in the URL, already checked for dot
+ * segments and bad escapes by the onRequest hook) under `root`.
  */
-export async function sendFromDir(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  root: string,
-  urlPath: string,
-  headers: (reply: FastifyReply, filePath: string) => void,
-): Promise<FastifyReply> {
-  if (urlPath.endsWith('/')) {
-    reply.callNotFound();
-    return reply;
+export async function resolveUnder(root: string, urlPath: string): Promise<ResolvedPath> {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(urlPath);
+  } catch {
+    return { kind: 'missing' };
   }
-  const result = await send(request.raw, urlPath, { ...SEND_OPTIONS, root });
+  let realRoot: string;
+  try {
+    // The player folder does not exist until the page is built.
+    realRoot = await realpath(root);
+  } catch {
+    return { kind: 'missing' };
+  }
+  let realPath: string;
+  try {
+    realPath = await realpath(realRoot + decoded);
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG') return { kind: 'missing' };
+    if (code === 'ELOOP') return { kind: 'refused', reason: 'symlink loop' };
+    return { kind: 'refused', reason: `path unresolvable (${code})` };
+  }
+  if (realPath !== realRoot && !realPath.startsWith(realRoot + sep)) {
+    return { kind: 'refused', reason: 'resolves outside the served folder' };
+  }
+  let stats;
+  try {
+    stats = await stat(realPath);
+  } catch (err) {
+    return { kind: 'refused', reason: `unreadable (${errnoOf(err)})` };
+  }
+  if (stats.isDirectory()) return { kind: 'directory' };
+  if (!stats.isFile()) return { kind: 'refused', reason: 'not a regular file' };
+  return { kind: 'file', realRoot, realPath };
+}
+
+/** The URL path send expects (percent-encoded, from the root) for a real path below `realRoot`. */
+function urlPathOf(realRoot: string, realPath: string): string {
+  return '/' + relative(realRoot, realPath).split(sep).map(encodeURIComponent).join('/');
+}
+
+export interface SendFromDirOptions {
+  root: string;
+  /** Still percent-encoded, as in the URL. */
+  urlPath: string;
+  /** Adds the caller's headers to a file reply. */
+  headers: (reply: FastifyReply, filePath: string) => void;
+  metrics: ServerMetrics;
+}
+
+/**
+ * Replies with the file at `urlPath` under `root`. Missing files, folders and
+ * refused paths go to the not-found handler (refusals logged and counted); send's
+ * own errors (403, 412, 416, 500) are answered in the server's one error shape.
+ */
+export async function sendFromDir(request: FastifyRequest, reply: FastifyReply, o: SendFromDirOptions): Promise<FastifyReply> {
+  if (o.urlPath.endsWith('/')) return notFound(reply);
+  const resolved = await resolveUnder(o.root, o.urlPath);
+  if (resolved.kind === 'refused') {
+    o.metrics.errors.inc({ kind: 'refused_file' });
+    request.log.warn({ reason: resolved.reason, path: o.urlPath.slice(0, 200) }, 'refused file');
+    return notFound(reply);
+  }
+  if (resolved.kind !== 'file') return notFound(reply);
+
+  const range = request.raw.headers.range;
+  if (range !== undefined) {
+    const canonical = canonicalBytesRange(range);
+    if (canonical === null) delete request.raw.headers.range;
+    else request.raw.headers.range = canonical;
+  }
+  const result = await send(request.raw, urlPathOf(resolved.realRoot, resolved.realPath), { ...SEND_OPTIONS, root: resolved.realRoot });
   if (result.type === 'directory' || (result.type === 'error' && result.statusCode === 404)) {
     result.stream.destroy();
-    reply.callNotFound();
-    return reply;
+    return notFound(reply);
+  }
+  if (result.type === 'error') {
+    result.stream.destroy();
+    const error = (result.metadata as { error?: Error }).error;
+    if (result.statusCode >= 500) {
+      o.metrics.errors.inc({ kind: 'server' });
+      request.log.error({ err: error, path: o.urlPath.slice(0, 200) }, 'request failed');
+    }
+    const contentRange = result.headers['Content-Range'];
+    if (contentRange !== undefined) reply.header('content-range', contentRange);
+    return reply.code(result.statusCode).send(errorResponseBody(result.statusCode));
   }
   reply.code(result.statusCode).headers(result.headers);
-  if (result.type === 'file') headers(reply, result.metadata.path);
+  if (result.type === 'file') o.headers(reply, result.metadata.path);
   return reply.send(result.stream);
+}
+
+function notFound(reply: FastifyReply): FastifyReply {
+  reply.callNotFound();
+  return reply;
 }
 
 /** The part of a request URL after `prefix` and before the query, as sent. */
