@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LabResult, TrialRecord } from './runner.js';
+import type { LabResult, TrialRecord } from './result.js';
 import type { Scenario } from './scenario.js';
 import type { MetricSummary } from './stats.js';
 import { barChart, lineChart, type Series } from './svg.js';

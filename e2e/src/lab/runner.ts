@@ -1,7 +1,7 @@
 /**
  * A lab run: every trial runs every neighbour experiment once per arm, arms
- * interleaved (their order rotates from trial to trial), each session from an empty
- * player history (thesis section 2.5.6). Writes DIR/result.json after every session
+ * interleaved (their order rotates from trial to trial), the player history reset as
+ * the scenario says (thesis section 2.5.6). Writes DIR/result.json after every session
  * (a killed run keeps what it measured) and DIR/report.md at the end.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,64 +13,21 @@ import { chromiumUnavailableReason, launchChromium } from '../browser.js';
 import { deferCleanup } from './cleanup.js';
 import { ensureLabMedia, type LabMedia } from './media.js';
 import { buildLabtools, gccUnavailableReason } from './native.js';
-import { neighbourMetrics, startNeighbour, type MeasurementWindow, type NeighbourMetrics, type NeighbourRaw, type RunningNeighbour } from './neighbours.js';
+import { neighbourMetrics, startNeighbour, type MeasurementWindow, type RunningNeighbour } from './neighbours.js';
 import { rootUnavailableReason, sweepStaleNamespaces } from './netns.js';
 import { REPO_DIR } from './paths.js';
 import { LabError, run, sleep } from './processes.js';
-import { startQueueMonitor, type QueueSample } from './queue-monitor.js';
+import { startQueueMonitor } from './queue-monitor.js';
 import { writeReport } from './report.js';
-import { bdpBytes, experimentArms, queueBytes, type Neighbour, type NeighbourKind, type Scenario } from './scenario.js';
-import { startSession, type RunningSession, type SessionResult, type StorageState } from './session.js';
-import { summarize, type MetricSummary } from './stats.js';
+import { summaries, type LabResult, type TrialMetrics, type TrialRecord } from './result.js';
+import { bdpBytes, experimentArms, queueBytes, type Neighbour, type Scenario } from './scenario.js';
+import { startSession, type RunningSession, type StorageState } from './session.js';
 import { createTopology, destroyTopology, measureIdleRtt, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
-import { compactTelemetry, videoMetrics, type ResponseRow, type VideoMetrics } from './video-metrics.js';
+import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
-export type TrialMetrics = VideoMetrics & NeighbourMetrics & { neighborPlayDelayS?: number | null };
-
-export interface TrialRecord {
-  trial: number;
-  neighbour: NeighbourKind;
-  arm: Arm;
-  /** Position of this arm within its trial and experiment (0-based). */
-  order: number;
-  startedAt: string;
-  originMs: number;
-  /** The player history was reset just before this session (else it carries the arm's earlier sessions'). */
-  historyReset: boolean;
-  playbackStartS: number | null;
-  /** The neighbour's measurement window, in s since playback start. */
-  window: { startS: number; endS: number } | null;
-  metrics: TrialMetrics;
-  session: SessionResult | null;
-  neighbourSession: SessionResult | null;
-  telemetry: ResponseRow[];
-  neighbourRaw: NeighbourRaw | null;
-  queue: QueueSample[];
-  error: string | null;
-}
-
-export const SUMMARY_METRICS = [
-  'chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps',
-  'udpOwdMs', 'tcpThroughputMbps', 'httpResponseMs', 'neighborPlayDelayS',
-] as const;
-export const EXTRA_METRICS = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', 'udpOwdP95Ms', 'udpLossPct', 'httpRequests'] as const;
-const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps']);
-
-export interface LabResult {
-  config: Record<string, unknown> & { scenario: Scenario };
-  trials: TrialRecord[];
-  /** Video metrics from the experiment without a neighbour (if run), neighbour metrics from their own experiment. */
-  summary: Record<string, Record<string, MetricSummary>>;
-  /** Every metric, per experiment. */
-  summaryByNeighbour: Record<string, Record<string, Record<string, MetricSummary>>>;
-  delayLine: DelayLineStats | null;
-  /** The unmeasured sessions that built each arm's history after its reset. */
-  warmups: Array<{ arm: Arm; playDelayS: number | null; initialThroughputKbps: number | null; error: string | null }>;
-  startedAt: string;
-  finishedAt: string | null;
-  complete: boolean;
-}
+/** The result's types live in result.ts (the report reads them too); re-exported for the tests. */
+export type { LabResult, TrialMetrics, TrialRecord } from './result.js';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -103,30 +60,6 @@ async function ensurePlayerBuilt(log: (line: string) => void): Promise<void> {
     await run('npm', ['run', 'build', '-w', '@sammy/player'], { timeoutMs: 300_000 });
   }
   if (!existsSync(join(PLAYER_DIST, 'index.html'))) throw new LabError('LAB_NO_PLAYER', `no built player page at ${PLAYER_DIST} (npm run build -w @sammy/player)`);
-}
-
-function summaries(trials: TrialRecord[], arms: Arm[]): Pick<LabResult, 'summary' | 'summaryByNeighbour'> {
-  const names = [...SUMMARY_METRICS, ...EXTRA_METRICS] as string[];
-  const collect = (records: TrialRecord[]) => {
-    const values: Record<string, Record<string, Array<number | null | undefined>>> = {};
-    for (const arm of arms) {
-      values[arm] = {};
-      for (const m of names) values[arm]![m] = records.filter((r) => r.arm === arm).map((r) => (r.metrics as unknown as Record<string, number | null | undefined>)[m]);
-    }
-    return summarize(values);
-  };
-  const kinds = [...new Set(trials.map((t) => t.neighbour))];
-  const summaryByNeighbour: LabResult['summaryByNeighbour'] = {};
-  for (const k of kinds) summaryByNeighbour[k] = collect(trials.filter((t) => t.neighbour === k));
-  const videoSource = kinds.includes('none') ? trials.filter((t) => t.neighbour === 'none') : trials;
-  const video = collect(videoSource);
-  const all = collect(trials);
-  const summary: LabResult['summary'] = {};
-  for (const arm of arms) {
-    summary[arm] = {};
-    for (const m of names) summary[arm]![m] = VIDEO_METRICS.has(m) ? video[arm]![m]! : all[arm]![m]!;
-  }
-  return { summary, summaryByNeighbour };
 }
 
 interface RunContext {
