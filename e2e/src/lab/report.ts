@@ -3,8 +3,10 @@
  * thesis's lab numbers (section 2.6), the measurement windows, and time series
  * averaged over trials (like thesis Fig. 2.7) and neighbour metrics per arm (Fig. 2.8).
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { LabError } from './processes.js';
 import type { LabResult, TrialRecord } from './result.js';
 import type { Scenario } from './scenario.js';
 import type { MetricSummary } from './stats.js';
@@ -214,8 +216,39 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
   return { markdown: lines.join('\n'), files };
 }
 
-export function writeReport(result: LabResult, outDir: string): void {
+/** Writes DIR/report.md and its figures; returns the names written. */
+export function writeReport(result: LabResult, outDir: string): string[] {
   const { markdown, files } = renderReport(result);
   for (const [name, svg] of Object.entries(files)) writeFileSync(join(outDir, name), svg);
   writeFileSync(join(outDir, 'report.md'), markdown);
+  return ['report.md', ...Object.keys(files)];
+}
+
+/** Where a lab result may be, in the order looked at: the runner writes the first; a committed result is the second. */
+export const RESULT_FILES = ['result.json', 'result.json.gz'] as const;
+
+/** The lab result in DIR (result.json, else result.json.gz). */
+export function readResult(dir: string): LabResult {
+  const file = RESULT_FILES.map((name) => join(dir, name)).find((path) => existsSync(path));
+  if (file === undefined) throw new LabError('LAB_NO_RESULT', `no lab result in ${dir}: looked for ${RESULT_FILES.join(' and ')}`);
+  let result: LabResult;
+  try {
+    const bytes = readFileSync(file);
+    result = JSON.parse((file.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8')) as LabResult;
+  } catch (err) {
+    throw new LabError('LAB_BAD_RESULT', `${file} is not a readable lab result: ${(err as Error).message}`);
+  }
+  if (typeof result?.config?.scenario !== 'object' || !Array.isArray(result.trials)) {
+    throw new LabError('LAB_BAD_RESULT', `${file} is not a lab result: it has no config.scenario or no trials`);
+  }
+  return result;
+}
+
+/**
+ * Re-renders DIR/report.md and its figures from DIR's result file and nothing else
+ * (`npm run lab -- --report DIR`; the runner calls it too). The report depends only on
+ * the result, so rendering it again writes the same bytes.
+ */
+export function writeReportFromDir(dir: string): string[] {
+  return writeReport(readResult(dir), dir);
 }

@@ -2,7 +2,8 @@
  * A lab run: every trial runs every neighbour experiment once per arm, arms
  * interleaved (their order rotates from trial to trial), the player history reset as
  * the scenario says (thesis section 2.5.6). Writes DIR/result.json after every session
- * (a killed run keeps what it measured) and DIR/report.md at the end.
+ * (a killed run keeps what it measured) and, at the end, DIR/report.md rendered from
+ * that file.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release } from 'node:os';
@@ -18,7 +19,7 @@ import { rootUnavailableReason, sweepStaleNamespaces } from './netns.js';
 import { REPO_DIR } from './paths.js';
 import { LabError, run, sleep } from './processes.js';
 import { startQueueMonitor } from './queue-monitor.js';
-import { writeReport } from './report.js';
+import { writeReportFromDir } from './report.js';
 import { summaries, type LabResult, type TrialMetrics, type TrialRecord } from './result.js';
 import { bdpBytes, experimentArms, queueBytes, type Neighbour, type Scenario } from './scenario.js';
 import { startSession, type RunningSession, type StorageState } from './session.js';
@@ -249,7 +250,8 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
     result.delayLine = delayLine;
     result.finishedAt = new Date().toISOString();
     save();
-    writeReport(result, outDir);
+    // From the file just written, as `npm run lab -- --report DIR` would: the two agree byte for byte.
+    writeReportFromDir(outDir);
   }
   return result;
 }
