@@ -13,7 +13,7 @@ import type { MetricSummary } from './stats.js';
 import { barChart, lineChart, type Series } from './svg.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
 
-/** Thesis section 2.6, Sammy vs control (DESIGN.md "Headline results"). */
+/** Thesis section 2.6, Sammy vs control: the changes its lab measured. */
 export const THESIS_LAB_CHANGE_PCT: Record<string, number> = {
   chunkThroughputKbps: -46,
   videoRttMs: -42,

@@ -51,7 +51,7 @@ export interface Scenario {
     gapS: number;
   };
   player: {
-    /** The buffer target of every arm (DESIGN.md: it decides what neighbours see). */
+    /** The buffer target of every arm: it decides when the video's bytes cross the link, so what neighbours see. */
     maxBufferS: number;
     /** Further player-config overrides, passed in the page's `&config=`. */
     config: Record<string, unknown>;
