@@ -6,13 +6,14 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { exitCleanlyOnSignals, runCleanups } from './cleanup.js';
+import { NEIGHBOUR_KINDS } from './neighbours.js';
 import { LabError } from './processes.js';
 import { writeReportFromDir } from './report.js';
 import { runLab } from './runner.js';
 import { loadScenario, withOverrides } from './scenario.js';
 
 export const USAGE = `usage: npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
-  [--neighbours none,udp,tcp,http,video] [--out DIR]
+  [--neighbours ${Object.keys(NEIGHBOUR_KINDS).join(',')}] [--out DIR]
   NAME is a file in e2e/scenarios/ (thesis-2.6, ci-short); DIR defaults to lab-results/<scenario>-<time>
 usage: npm run lab -- --report DIR
   re-renders DIR/report.md and its figures from DIR/result.json (or DIR/result.json.gz); runs nothing else`;

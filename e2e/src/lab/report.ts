@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { NEIGHBOUR_KINDS, type NeighbourKind } from './neighbours.js';
 import { LabError } from './processes.js';
 import type { LabResult, TrialRecord } from './result.js';
 import type { Scenario } from './scenario.js';
@@ -13,16 +14,19 @@ import type { MetricSummary } from './stats.js';
 import { barChart, lineChart, type Series } from './svg.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
 
+const KINDS = Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[];
+
 /** Thesis section 2.6, Sammy vs control: the changes its lab measured. */
 export const THESIS_LAB_CHANGE_PCT: Record<string, number> = {
   chunkThroughputKbps: -46,
   videoRttMs: -42,
-  udpOwdMs: -48,
-  tcpThroughputMbps: 25,
-  httpResponseMs: -18,
-  neighborPlayDelayS: -5,
+  ...Object.fromEntries(KINDS.flatMap((k) => {
+    const { metrics, thesisChangePct } = NEIGHBOUR_KINDS[k];
+    return metrics[0] && thesisChangePct !== undefined ? [[metrics[0].name, thesisChangePct]] : [];
+  })),
 };
 
+/** Every metric's row label, in the report's order: the video's, then each neighbour kind's. */
 export const METRIC_LABELS: Record<string, string> = {
   chunkThroughputKbps: 'chunk throughput, playing phase (kbps)',
   videoRttMs: 'video RTT (ms, server TCP_INFO per response)',
@@ -34,16 +38,14 @@ export const METRIC_LABELS: Record<string, string> = {
   avgQuality: 'mean SSIM of played segments',
   queueDelayMs: 'bottleneck queueing delay, session mean (ms)',
   meanRtpKbps: 'mean requested pace rate, playing phase (kbps)',
-  udpOwdMs: 'UDP neighbour one-way delay (ms)',
-  udpOwdP95Ms: 'UDP neighbour one-way delay, p95 (ms)',
-  udpLossPct: 'UDP neighbour loss (%)',
-  tcpThroughputMbps: 'TCP neighbour throughput (Mbit/s)',
-  httpResponseMs: 'HTTP neighbour response time (ms)',
-  httpRequests: 'HTTP neighbour requests completed',
-  neighborPlayDelayS: 'neighbour video play delay (s)',
+  ...Object.fromEntries(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].metrics.map((m) => [m.name, m.label]))),
 };
 
-const NEIGHBOUR_METRIC: Record<string, string> = { udp: 'udpOwdMs', tcp: 'tcpThroughputMbps', http: 'httpResponseMs', video: 'neighborPlayDelayS' };
+/** Each neighbour kind's headline metric (its bar chart). */
+const NEIGHBOUR_METRIC: Record<string, string> = Object.fromEntries(KINDS.flatMap((k) => (NEIGHBOUR_KINDS[k].metrics[0] ? [[k, NEIGHBOUR_KINDS[k].metrics[0].name]] : [])));
+
+/** The kind each neighbour metric belongs to (its window). */
+const KIND_OF_METRIC: Record<string, string> = Object.fromEntries(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].metrics.map((m) => [m.name, k])));
 
 function num(v: number | null | undefined, digits = 2): string {
   if (typeof v !== 'number' || !Number.isFinite(v)) return '–';
@@ -173,14 +175,10 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     `| metric | window | ${arms.map((a) => a).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => `${a} vs control`).join(' | ')} | thesis (Sammy) |`,
     `| --- | --- | ${arms.map(() => '---').join(' | ')} | ${arms.filter((a) => a !== 'control').map(() => '---').join(' | ')} | --- |`,
   );
-  const kindOf: Record<string, string> = Object.fromEntries(Object.entries(NEIGHBOUR_METRIC).map(([k, m]) => [m, k]));
-  kindOf.udpOwdP95Ms = 'udp';
-  kindOf.udpLossPct = 'udp';
-  kindOf.httpRequests = 'http';
   for (const metric of Object.keys(METRIC_LABELS)) {
     const row = arms.map((a) => result.summary[a]?.[metric]);
     if (row.every((x) => !x || x.n === 0)) continue;
-    const w = kindOf[metric] ? windowText(s, kindOf[metric]!) : 'whole session';
+    const w = KIND_OF_METRIC[metric] ? windowText(s, KIND_OF_METRIC[metric]!) : 'whole session';
     const thesis = THESIS_LAB_CHANGE_PCT[metric];
     lines.push(
       `| ${METRIC_LABELS[metric]} | ${w} | ${row.map(cell).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => pct(result.summary[a]?.[metric]?.changeVsControlPct)).join(' | ')} | ${thesis === undefined ? '' : pct(thesis)} |`,

@@ -4,15 +4,15 @@
  * it; the report reads it. Neither imports the other.
  */
 import type { Arm } from '../../../player/src/abr/records.js';
-import type { NeighbourMetrics, NeighbourRaw } from './neighbours.js';
+import { NEIGHBOUR_KINDS, type NeighbourKind, type NeighbourMetrics, type NeighbourRaw } from './neighbours.js';
 import type { QueueSample } from './queue-monitor.js';
-import type { NeighbourKind, Scenario } from './scenario.js';
+import type { Scenario } from './scenario.js';
 import type { SessionResult } from './session.js';
 import { summarize, type MetricSummary } from './stats.js';
 import type { DelayLineStats } from './topology.js';
 import type { ResponseRow, VideoMetrics } from './video-metrics.js';
 
-export type TrialMetrics = VideoMetrics & NeighbourMetrics & { neighborPlayDelayS?: number | null };
+export type TrialMetrics = VideoMetrics & NeighbourMetrics;
 
 export interface TrialRecord {
   trial: number;
@@ -36,11 +36,15 @@ export interface TrialRecord {
   error: string | null;
 }
 
-export const SUMMARY_METRICS = [
+const neighbourMetricNames = Object.values(NEIGHBOUR_KINDS).map((k) => k.metrics.map((m) => m.name as string));
+
+/** The headline metrics: the video's, then each neighbour kind's first. */
+export const SUMMARY_METRICS: readonly string[] = [
   'chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps',
-  'udpOwdMs', 'tcpThroughputMbps', 'httpResponseMs', 'neighborPlayDelayS',
-] as const;
-export const EXTRA_METRICS = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', 'udpOwdP95Ms', 'udpLossPct', 'httpRequests'] as const;
+  ...neighbourMetricNames.flatMap((names) => names.slice(0, 1)),
+];
+/** The others: the video's, then each neighbour kind's further metrics. */
+export const EXTRA_METRICS: readonly string[] = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', ...neighbourMetricNames.flatMap((names) => names.slice(1))];
 const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps']);
 
 export interface LabResult {
@@ -60,7 +64,7 @@ export interface LabResult {
 
 /** The summary of every metric per arm, overall and per experiment, from the sessions so far. */
 export function summaries(trials: TrialRecord[], arms: Arm[]): Pick<LabResult, 'summary' | 'summaryByNeighbour'> {
-  const names = [...SUMMARY_METRICS, ...EXTRA_METRICS] as string[];
+  const names = [...SUMMARY_METRICS, ...EXTRA_METRICS];
   const collect = (records: TrialRecord[]) => {
     const values: Record<string, Record<string, Array<number | null | undefined>>> = {};
     for (const arm of arms) {

@@ -14,7 +14,7 @@ import { chromiumUnavailableReason, launchChromium } from '../browser.js';
 import { deferCleanup } from './cleanup.js';
 import { ensureLabMedia, type LabMedia } from './media.js';
 import { buildLabtools, gccUnavailableReason } from './native.js';
-import { neighbourMetrics, startNeighbour, type MeasurementWindow, type RunningNeighbour } from './neighbours.js';
+import { NEIGHBOUR_KINDS, neighbourKind, startNeighbour, type MeasurementWindow, type NeighbourKind, type RunningNeighbour } from './neighbours.js';
 import { rootUnavailableReason, sweepStaleNamespaces } from './netns.js';
 import { REPO_DIR } from './paths.js';
 import { LabError, run, sleep } from './processes.js';
@@ -23,6 +23,7 @@ import { writeReportFromDir } from './report.js';
 import { summaries, type LabResult, type TrialMetrics, type TrialRecord } from './result.js';
 import { bdpBytes, experimentArms, queueBytes, type Neighbour, type Scenario } from './scenario.js';
 import { startSession, type RunningSession, type StorageState } from './session.js';
+import { fixed } from './stats.js';
 import { createTopology, destroyTopology, measureIdleRtt, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
@@ -147,8 +148,8 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
     if (neighbourServer) await stopVideoServer(neighbourServer).catch(() => []);
   }
   const metrics: TrialMetrics = videoMetrics(record.session?.qoe ?? null, record.telemetry, record.queue, s.link.rateMbps);
-  if (record.neighbourRaw && record.window) Object.assign(metrics, neighbourMetrics(record.neighbourRaw, (record.window.endS - record.window.startS) * 1000));
-  if (n.kind === 'video') metrics.neighborPlayDelayS = record.neighbourSession?.qoe?.playDelayS ?? null;
+  const windowMs = record.window ? (record.window.endS - record.window.startS) * 1000 : null;
+  Object.assign(metrics, neighbourKind(n.kind).measure({ raw: record.neighbourRaw, windowMs, session: record.neighbourSession }));
   record.metrics = metrics;
   // The browser storage is carried in memory only; result.json keeps the measurements.
   for (const r of [record.session, record.neighbourSession]) if (r) delete r.storageState;
@@ -158,15 +159,14 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
 function describe(r: TrialRecord): string {
   if (r.error) return `FAILED: ${r.error}`;
   const m = r.metrics;
-  const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' ? v.toFixed(d) : '-');
   const parts = [
-    `chunk ${f(m.chunkThroughputKbps === null ? null : m.chunkThroughputKbps / 1000)} Mbps`, `rtt ${f(m.videoRttMs)} ms`, `play ${f(m.playDelayS, 2)} s`,
-    `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${f(m.avgBitrateKbps, 0)} kbps`,
+    `chunk ${fixed(m.chunkThroughputKbps === null ? null : m.chunkThroughputKbps / 1000)} Mbps`, `rtt ${fixed(m.videoRttMs)} ms`, `play ${fixed(m.playDelayS, 2)} s`,
+    `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${fixed(m.avgBitrateKbps, 0)} kbps`,
   ];
-  if (m.udpOwdMs !== undefined) parts.push(`udp owd ${f(m.udpOwdMs, 2)} ms`);
-  if (m.tcpThroughputMbps !== undefined) parts.push(`tcp ${f(m.tcpThroughputMbps)} Mbps`);
-  if (m.httpResponseMs !== undefined) parts.push(`http ${f(m.httpResponseMs, 0)} ms (${m.httpRequests})`);
-  if (m.neighborPlayDelayS !== undefined) parts.push(`neighbour play ${f(m.neighborPlayDelayS, 2)} s`);
+  for (const kind of Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[]) {
+    const { metrics, describe: words } = neighbourKind(kind);
+    if (words && metrics[0] && m[metrics[0].name] !== undefined) parts.push(words(m));
+  }
   return parts.join(', ');
 }
 
