@@ -4,7 +4,7 @@
  * The fixture is a small result in the format the runner writes (compact JSON).
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,5 +83,21 @@ describe('re-rendering a report from its result file', () => {
     expect(() => readResult(dir)).toThrow(`${join(dir, 'result.json')} is not a lab result: it has no config.scenario or no trials`);
     writeFileSync(join(dir, 'result.json'), '{"config"');
     expect(() => readResult(dir)).toThrow(/result\.json is not a readable lab result/);
+  });
+});
+
+/** Committed lab results (e2e/results/<name>/ with a result file): their reports must be what --report writes. */
+const RESULTS_DIR = join(here, '..', '..', 'results');
+const committed = existsSync(RESULTS_DIR)
+  ? readdirSync(RESULTS_DIR).map((name) => join(RESULTS_DIR, name)).filter((dir) => RESULT_FILES.some((f) => existsSync(join(dir, f))))
+  : [];
+
+(committed.length > 0 ? describe : describe.skip)('committed results (skipped: no e2e/results/*/result.json[.gz] yet)', () => {
+  test.each(committed.length > 0 ? committed : ['none'])('%s: report.md and its figures are exactly what --report renders', (dir) => {
+    const { markdown, files } = renderReport(readResult(dir));
+    expect(readFileSync(join(dir, 'report.md'), 'utf8')).toBe(markdown);
+    for (const [name, svg] of Object.entries(files)) expect(readFileSync(join(dir, name), 'utf8')).toBe(svg);
+    // No figure is left over from an earlier rendering.
+    expect(readdirSync(dir).filter((n) => n.startsWith('fig-')).sort()).toEqual(Object.keys(files).sort());
   });
 });
