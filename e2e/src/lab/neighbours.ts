@@ -235,12 +235,13 @@ export interface NeighbourKindSpec<N extends Neighbour> {
   windowed: boolean;
   /** Checks `fields` and fills their defaults. */
   parse(o: Obj, path: string, check: FieldChecks): Omit<N, 'kind' | 'startS' | 'endS'>;
-  /**
-   * How it starts, at its window's start, to run `durationS`: processes in the
-   * namespaces. Absent for `none`, and for `video`, whose second player session the
-   * runner starts itself (it owns the browser).
-   */
+  /** How it starts, at its window's start, to run `duration` seconds: processes in the namespaces. */
   start?(n: N, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour>;
+  /**
+   * Or: a second player session of this arm beside the main one, at its window's start.
+   * The runner starts it, from a second server (the runner owns the browser).
+   */
+  playerSession?(n: N): { arm: Arm };
   /** Its metrics from what the session left (empty when it measured nothing). */
   measure(outcome: NeighbourOutcome): NeighbourMetrics;
   /** What it measures, headline first; the headline gets the report's bar chart and the thesis's number. */
@@ -305,6 +306,7 @@ export const NEIGHBOUR_KINDS: { readonly [K in NeighbourKind]: NeighbourKindSpec
     fields: ['arm'],
     windowed: true,
     parse: (o, path, c) => ({ arm: c.arm(`${path}.arm`, o.arm ?? 'control') }),
+    playerSession: (n) => ({ arm: n.arm }),
     measure: (o) => ({ neighborPlayDelayS: o.session?.qoe?.playDelayS ?? null }),
     metrics: [{ name: 'neighborPlayDelayS', label: 'neighbour video play delay (s)' }],
     thesisChangePct: -5,

@@ -103,7 +103,8 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   const undefer = deferCleanup(async () => browser?.close());
   try {
     server = await startVideoServer(topo, { ...serverOpts, logFile: join(logDir, `${tag}.server.log`) });
-    if (n.kind === 'video') neighbourServer = await startVideoServer(topo, { ...serverOpts, port: NEIGHBOUR_VIDEO_PORT, logFile: join(logDir, `${tag}.neighbour-server.log`) });
+    const second = neighbourKind(n.kind).playerSession?.(n) ?? null;
+    if (second) neighbourServer = await startVideoServer(topo, { ...serverOpts, port: NEIGHBOUR_VIDEO_PORT, logFile: join(logDir, `${tag}.neighbour-server.log`) });
     browser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
     session = await startSession(browser, {
       baseUrl: server.url, arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS,
@@ -121,8 +122,8 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
       window = { startMs: playbackStartMs + startS * 1000, endMs: playbackStartMs + endS * 1000, startS, endS };
       record.window = { startS, endS };
       await sleep(window.startMs - Date.now());
-      if (n.kind === 'video') {
-        neighbourSession = await startSession(browser, { baseUrl: neighbourServer!.url, arm: n.arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS, resetHistory: true });
+      if (second) {
+        neighbourSession = await startSession(browser, { baseUrl: neighbourServer!.url, arm: second.arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS, resetHistory: true });
       } else {
         running = await startNeighbour(n, topo, ctx.labtools, (window.endMs - Date.now()) / 1000);
       }
