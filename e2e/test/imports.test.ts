@@ -19,7 +19,11 @@ function sourceFiles(dir: string): string[] {
 
 /** The repository files a module imports by relative path (`./x.js` is `./x.ts`). */
 export function relativeImports(file: string, text: string): string[] {
-  const specifiers = [...text.matchAll(/^\s*(?:import|export)\b[^'";]*?from\s*['"](\.{1,2}\/[^'"]+)['"]/gm)].map((m) => m[1]!);
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\b[^'";]*?from\s*['"](\.{1,2}\/[^'"]+)['"]/gm),
+    ...text.matchAll(/^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm),
+    ...text.matchAll(/\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g),
+  ].map((m) => m[1]!);
   return specifiers
     .map((s) => resolve(dirname(file), s.replace(/\.js$/, '.ts')))
     .filter((path) => existsSync(path));
@@ -51,10 +55,10 @@ describe('imports', () => {
     expect(importCycles(['a'], (f) => ({ a: ['b', 'c'], b: ['c'], c: [] })[f] ?? [])).toEqual([]);
   });
 
-  test('type-only and re-export lines are imports too', () => {
+  test('type-only, re-export, side-effect and dynamic imports count', () => {
     const here = join(e2eDir, 'src', 'lab', 'x.ts');
-    const text = "import type { A } from './result.js';\nexport type { B } from './runner.js';\nimport { c } from 'node:fs';";
-    expect(relativeImports(here, text).map((p) => relative(e2eDir, p))).toEqual(['src/lab/result.ts', 'src/lab/runner.ts']);
+    const text = "import type { A } from './result.js';\nexport type { B } from './runner.js';\nimport { c } from 'node:fs';\nimport './stats.js';\nconst d = await import('./svg.js');";
+    expect(relativeImports(here, text).map((p) => relative(e2eDir, p))).toEqual(['src/lab/result.ts', 'src/lab/runner.ts', 'src/lab/stats.ts', 'src/lab/svg.ts']);
   });
 
   test('no module of the lab imports itself through others', () => {
