@@ -7,7 +7,7 @@ export const CHROMIUM_PATH = process.env.SAMMY_CHROMIUM ?? '/usr/bin/chromium';
 
 /**
  * Flags for a quiet, deterministic Chromium on a machine without internet access
- * (FACTS.md): no background networking, no QUIC (the server speaks TCP), autoplay.
+ * (it may not reach the internet): no background networking, no QUIC (the server speaks TCP), autoplay.
  */
 export const CHROMIUM_ARGS = [
   '--disable-background-networking',

@@ -1,7 +1,9 @@
 /**
  * No Docker engine runs on these machines, so the compose file and Dockerfile are
  * checked statically: they parse, and every file they name exists in the repository.
+ * The repository's documents point only at files it holds.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,5 +58,27 @@ describe('.ci/run', () => {
     for (const pkg of ['ffmpeg', 'chromium', 'iproute2', 'tcpdump', 'iputils-ping']) expect(ci).toContain(pkg);
     expect(ci).toMatch(/^npm ci/m);
     expect(ci).toMatch(/^npm test$/m);
+  });
+});
+
+describe('the repository stands on its own', () => {
+  const tracked = (pattern: string) => execFileSync('git', ['ls-files', '-z', pattern], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
+
+  test('no file points to a document the repository does not hold', () => {
+    const outside = /\b(?:DESIGN|FACTS|STYLE|HELPERS)\.md\b|\.\.\/shared\//;
+    const hits = tracked('*').filter((path) => path !== 'package-lock.json' && existsSync(join(root, path)) && outside.test(readFileSync(join(root, path), 'utf8')));
+    expect(hits).toEqual([]);
+  });
+
+  test('every relative link in the markdown files leads to a file that exists', () => {
+    const broken: string[] = [];
+    for (const path of tracked('*.md')) {
+      const text = readFileSync(join(root, path), 'utf8');
+      for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue;
+        if (!existsSync(join(root, dirname(path), target!))) broken.push(`${path}: ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
   });
 });

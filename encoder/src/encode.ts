@@ -138,7 +138,7 @@ function buildEncodeArgs(source: SourcePlan, rungs: PlannedRung[], segmentS: num
   if (source.audioGraph) graph.push(source.audioGraph);
   const args = [...source.inputArgs, '-filter_complex', graph.join(';')];
   rungs.forEach((r, i) => {
-    // Capped VBR: maxrate 1.1x, VBV buffer 2x the target (FACTS.md).
+    // Capped VBR: maxrate 1.1x, VBV buffer 2x the target (why: docs/media.md).
     args.push('-map', `[v${i}]`, `-b:v:${i}`, `${r.bitrateKbps}k`, `-maxrate:v:${i}`, `${Math.round(r.bitrateKbps * 1.1)}k`);
     args.push(`-bufsize:v:${i}`, `${r.bitrateKbps * 2}k`);
   });

@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
-  // The one line scripts wait for (HELPERS.md: the lab reads the port from it).
+  // The one line scripts wait for (docs/server-contract.md: the lab reads the port from it).
   process.stdout.write(`listening on http://${shownHost}:${boundPort}\n`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {

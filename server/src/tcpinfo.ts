@@ -1,6 +1,6 @@
 // struct tcp_info as Linux 6.x fills it (280 bytes on this kernel; the system
-// headers describe 232). Offsets from include/uapi/linux/tcp.h, checked in
-// ../shared/FACTS.md. Only the fields Sammy reports are decoded.
+// headers describe 232). Offsets from include/uapi/linux/tcp.h, checked against
+// this kernel's replies (docs/server-contract.md). Only the fields Sammy reports are decoded.
 
 /** Byte offsets of the fields read, and their widths. */
 export const TCP_INFO_FIELDS = {

@@ -23,12 +23,12 @@ const veth = (o: Partial<KernelTrainInputs>): KernelTrainInputs => ({
 });
 
 describe('predictKernelTrainPackets (tcp_tso_autosize)', () => {
-  test('microsecond RTT: a full 64 KB skb (45 packets) at any rate, as measured on veth (FACTS.md)', () => {
+  test('microsecond RTT: a full 64 KB skb (45 packets) at any rate, as measured on veth (server/README.md)', () => {
     expect(predictKernelTrainPackets(veth({ rateBytesPerS: 2_000_000 }))).toBe(45);
     expect(predictKernelTrainPackets(veth({ rateBytesPerS: 8_000_000 }))).toBe(45);
   });
 
-  test('5 ms RTT: about 1 ms of the rate, at least bbr\'s 2 segments (FACTS.md: 2-packet trains at 2 MB/s)', () => {
+  test('5 ms RTT: about 1 ms of the rate, at least bbr\'s 2 segments (measured: 2-packet trains at 2 MB/s)', () => {
     expect(predictKernelTrainPackets(veth({ minRttUs: 5000 }))).toBe(2);
     expect(predictKernelTrainPackets(veth({ minRttUs: 5000, rateBytesPerS: 8_000_000 }))).toBe(5);
     expect(predictKernelTrainPackets(veth({ minRttUs: 5000, rateBytesPerS: 100_000 }))).toBe(1);

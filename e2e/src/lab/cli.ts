@@ -1,17 +1,22 @@
 /**
  * npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
  *   [--neighbours none,udp,tcp,http,video] [--out DIR]
+ * npm run lab -- --report DIR
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { exitCleanlyOnSignals, runCleanups } from './cleanup.js';
+import { NEIGHBOUR_KINDS } from './neighbours.js';
 import { LabError } from './processes.js';
+import { writeReportFromDir } from './report.js';
 import { runLab } from './runner.js';
 import { loadScenario, withOverrides } from './scenario.js';
 
 export const USAGE = `usage: npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
-  [--neighbours none,udp,tcp,http,video] [--out DIR]
-  NAME is a file in e2e/scenarios/ (thesis-2.6, ci-short); DIR defaults to lab-results/<scenario>-<time>`;
+  [--neighbours ${Object.keys(NEIGHBOUR_KINDS).join(',')}] [--out DIR]
+  NAME is a file in e2e/scenarios/ (thesis-2.6, ci-short); DIR defaults to lab-results/<scenario>-<time>
+usage: npm run lab -- --report DIR
+  re-renders DIR/report.md and its figures from DIR/result.json (or DIR/result.json.gz); runs nothing else`;
 
 function log(line: string): void {
   process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -25,6 +30,7 @@ async function main(): Promise<number> {
       trials: { type: 'string' },
       neighbours: { type: 'string' },
       out: { type: 'string' },
+      report: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -33,6 +39,12 @@ async function main(): Promise<number> {
     return 0;
   }
   const cwd = process.env.INIT_CWD ?? process.cwd();
+  if (values.report !== undefined) {
+    const dir = resolve(cwd, values.report);
+    const written = writeReportFromDir(dir);
+    log(`wrote ${written.length} file(s) in ${dir}: ${written.join(', ')}`);
+    return 0;
+  }
   const scenarioArg = values.scenario!.endsWith('.json') ? resolve(cwd, values.scenario!) : values.scenario!;
   const trials = values.trials === undefined ? undefined : Number(values.trials);
   const scenario = withOverrides(loadScenario(scenarioArg), {

@@ -1,16 +1,34 @@
 /**
- * The neighbours of thesis section 2.6, each its own experiment. Senders live in the
- * server namespace and sinks in the client namespace, so their traffic crosses the
- * bottleneck in the video's direction (server -> client). Times are epoch
- * milliseconds; both ends share this machine's clock.
+ * The neighbours of thesis section 2.6, each its own experiment, and the one registry
+ * of neighbour kinds (`NEIGHBOUR_KINDS`): per kind, its scenario fields with their
+ * checks and defaults, how it starts, what it measures, and how the report names it.
+ * A new kind is one entry here plus its implementation (docs/lab-scenarios.md lists
+ * the kinds for users). Senders live in the server namespace and sinks in the client
+ * namespace, so their traffic crosses the bottleneck in the video's direction
+ * (server -> client). Times are epoch milliseconds; both ends share this machine's clock.
  */
 import { join } from 'node:path';
+import type { Arm } from '../../../player/src/abr/records.js';
 import { netnsExec } from './netns.js';
 import { E2E_DIR, REPO_DIR } from './paths.js';
 import { start, stop, waitForOutput, type Managed } from './processes.js';
-import type { Neighbour } from './scenario.js';
-import { round } from './stats.js';
+import type { SessionResult } from './session.js';
+import { fixed, round } from './stats.js';
 import { ADDRESSES, type Topology } from './topology.js';
+
+/** What shares the bottleneck with the video in one experiment (thesis section 2.6). */
+export type Neighbour =
+  | { kind: 'none' }
+  /** Paced UDP; metric: one-way delay. */
+  | { kind: 'udp'; rateKbps: number; packetBytes: number; startS: number; endS: number | null }
+  /** A bulk TCP flow; metric: throughput. */
+  | { kind: 'tcp'; congestionControl: string; startS: number; endS: number | null }
+  /** Back-to-back GETs of `responseBytes`; metric: response time. */
+  | { kind: 'http'; responseBytes: number; gapMs: number; startS: number; endS: number | null }
+  /** A second video session; metric: its play delay. */
+  | { kind: 'video'; arm: Arm; startS: number; endS: number | null };
+
+export type NeighbourKind = Neighbour['kind'];
 
 /** The measurement window, absolute and relative to the main video's playback start. */
 export interface MeasurementWindow {
@@ -50,6 +68,7 @@ export interface NeighbourMetrics {
   tcpThroughputMbps?: number;
   httpResponseMs?: number;
   httpRequests?: number;
+  neighborPlayDelayS?: number | null;
 }
 
 export interface RunningNeighbour {
@@ -69,46 +88,46 @@ function tsxScript(file: string, args: string[]): [string, string[]] {
   return [process.execPath, ['--import', 'tsx', join(E2E_DIR, 'src', 'lab', 'neighbours', file), ...args]];
 }
 
-/** Starts a network neighbour now, to run for `durationS` (UDP, TCP, HTTP). */
-export async function startNeighbour(
-  n: Exclude<Neighbour, { kind: 'none' } | { kind: 'video' }>,
-  topo: Topology,
-  labtools: string,
-  durationS: number,
-): Promise<RunningNeighbour> {
-  const duration = durationS.toFixed(3);
-  if (n.kind === 'udp') {
-    const sink = inNs(topo, 'client', 'udp sink', labtools, ['udp-recv', '--port', String(UDP_PORT)]);
-    await waitForOutput(sink, 'ready\n');
-    const source = inNs(topo, 'server', 'udp source', labtools, [
-      'udp-send', '--dst', ADDRESSES.client, '--port', String(UDP_PORT),
-      '--rate-kbps', String(n.rateKbps), '--bytes', String(n.packetBytes), '--duration-s', duration, '--rt',
-    ]);
-    return {
-      async finish(w) {
-        await stop(source);
-        await new Promise((r) => setTimeout(r, 300)); // the last datagrams are still in the queue
-        await stop(sink);
-        const sent = Number(/"sent":(\d+)/.exec(source.stdout())?.[1] ?? 0);
-        return { kind: 'udp', rateKbps: n.rateKbps, packetBytes: n.packetBytes, sent, packets: parseUdpLines(sink.stdout(), w.startMs) };
-      },
-    };
-  }
-  if (n.kind === 'tcp') {
-    const sink = inNs(topo, 'client', 'tcp sink', labtools, ['tcp-recv', '--port', String(TCP_PORT)]);
-    await waitForOutput(sink, 'ready\n');
-    const source = inNs(topo, 'server', 'tcp source', labtools, [
-      'tcp-send', '--dst', ADDRESSES.client, '--port', String(TCP_PORT), '--cc', n.congestionControl, '--duration-s', duration,
-    ]);
-    return {
-      async finish(w) {
-        await stop(source);
-        await stop(sink);
-        const sentBytes = /"sent":(\d+)/.exec(source.stdout());
-        return { kind: 'tcp', congestionControl: n.congestionControl, sentBytes: sentBytes ? Number(sentBytes[1]) : null, samples: parseTcpLines(sink.stdout(), w.startMs) };
-      },
-    };
-  }
+type Of<K extends NeighbourKind> = Extract<Neighbour, { kind: K }>;
+
+/** Paced UDP from the server side; the sink stamps each datagram with the kernel's receive time. */
+async function startUdp(n: Of<'udp'>, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour> {
+  const sink = inNs(topo, 'client', 'udp sink', labtools, ['udp-recv', '--port', String(UDP_PORT)]);
+  await waitForOutput(sink, 'ready\n');
+  const source = inNs(topo, 'server', 'udp source', labtools, [
+    'udp-send', '--dst', ADDRESSES.client, '--port', String(UDP_PORT),
+    '--rate-kbps', String(n.rateKbps), '--bytes', String(n.packetBytes), '--duration-s', duration, '--rt',
+  ]);
+  return {
+    async finish(w) {
+      await stop(source);
+      await new Promise((r) => setTimeout(r, 300)); // the last datagrams are still in the queue
+      await stop(sink);
+      const sent = Number(/"sent":(\d+)/.exec(source.stdout())?.[1] ?? 0);
+      return { kind: 'udp', rateKbps: n.rateKbps, packetBytes: n.packetBytes, sent, packets: parseUdpLines(sink.stdout(), w.startMs) };
+    },
+  };
+}
+
+/** One bulk TCP flow with its own congestion control; the sink counts bytes received. */
+async function startTcp(n: Of<'tcp'>, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour> {
+  const sink = inNs(topo, 'client', 'tcp sink', labtools, ['tcp-recv', '--port', String(TCP_PORT)]);
+  await waitForOutput(sink, 'ready\n');
+  const source = inNs(topo, 'server', 'tcp source', labtools, [
+    'tcp-send', '--dst', ADDRESSES.client, '--port', String(TCP_PORT), '--cc', n.congestionControl, '--duration-s', duration,
+  ]);
+  return {
+    async finish(w) {
+      await stop(source);
+      await stop(sink);
+      const sentBytes = /"sent":(\d+)/.exec(source.stdout());
+      return { kind: 'tcp', congestionControl: n.congestionControl, sentBytes: sentBytes ? Number(sentBytes[1]) : null, samples: parseTcpLines(sink.stdout(), w.startMs) };
+    },
+  };
+}
+
+/** An HTTP server of fixed-size bodies, and a client that fetches them back to back. */
+async function startHttp(n: Of<'http'>, topo: Topology, _labtools: string, duration: string): Promise<RunningNeighbour> {
   const [serverCmd, serverArgs] = tsxScript('http-server.ts', ['--bytes', String(n.responseBytes), '--port', '0']);
   const server = inNs(topo, 'server', 'http server', serverCmd, serverArgs);
   await waitForOutput(server, /listening \d+\n/);
@@ -168,22 +187,146 @@ function bytesAt(samples: Array<[number, number]>, t: number): number {
   return prev[1];
 }
 
-/** The neighbour's metric over the window (relative times: 0 = window start). */
-export function neighbourMetrics(raw: NeighbourRaw, windowMs: number): NeighbourMetrics {
-  if (raw.kind === 'udp') {
-    const owd = raw.packets.filter(([t]) => t >= 0 && t <= windowMs).map(([, d]) => d);
-    const sorted = [...owd].sort((a, b) => a - b);
-    return {
-      udpOwdMs: owd.length ? owd.reduce((a, b) => a + b, 0) / owd.length : undefined,
-      udpOwdP95Ms: sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(0.95 * sorted.length))] : undefined,
-      udpLossPct: raw.sent > 0 ? Math.max(0, (100 * (raw.sent - raw.packets.length)) / raw.sent) : undefined,
-    };
-  }
-  if (raw.kind === 'tcp') {
-    if (raw.samples.length === 0) return {};
-    const bytes = bytesAt(raw.samples, windowMs) - bytesAt(raw.samples, 0);
-    return { tcpThroughputMbps: (bytes * 8) / (windowMs / 1000) / 1e6 };
-  }
+function udpMetrics(raw: UdpRaw, windowMs: number): NeighbourMetrics {
+  const owd = raw.packets.filter(([t]) => t >= 0 && t <= windowMs).map(([, d]) => d);
+  const sorted = [...owd].sort((a, b) => a - b);
+  return {
+    udpOwdMs: owd.length ? owd.reduce((a, b) => a + b, 0) / owd.length : undefined,
+    udpOwdP95Ms: sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(0.95 * sorted.length))] : undefined,
+    udpLossPct: raw.sent > 0 ? Math.max(0, (100 * (raw.sent - raw.packets.length)) / raw.sent) : undefined,
+  };
+}
+
+function tcpMetrics(raw: TcpRaw, windowMs: number): NeighbourMetrics {
+  if (raw.samples.length === 0) return {};
+  const bytes = bytesAt(raw.samples, windowMs) - bytesAt(raw.samples, 0);
+  return { tcpThroughputMbps: (bytes * 8) / (windowMs / 1000) / 1e6 };
+}
+
+function httpMetrics(raw: HttpRaw, windowMs: number): NeighbourMetrics {
   const done = raw.requests.filter(([t, ms]) => t >= 0 && t + ms <= windowMs).map(([, ms]) => ms);
   return { httpResponseMs: done.length ? done.reduce((a, b) => a + b, 0) / done.length : undefined, httpRequests: done.length };
+}
+
+type Obj = Record<string, unknown>;
+
+/** The scenario's field checks (scenario.ts passes its own, so every field error reads alike). */
+export interface FieldChecks {
+  num(o: Obj, path: string, key: string, min: number, max: number, fallback?: number): number;
+  int(o: Obj, path: string, key: string, min: number, max: number, fallback?: number): number;
+  str(o: Obj, path: string, key: string, fallback?: string): string;
+  arm(path: string, value: unknown): Arm;
+}
+
+/** What one session beside the neighbour left to measure it by. */
+export interface NeighbourOutcome {
+  /** A process neighbour's measurements (relative to its window). */
+  raw: NeighbourRaw | null;
+  /** The window's length; null when the session failed before it. */
+  windowMs: number | null;
+  /** A second video session's result. */
+  session: SessionResult | null;
+}
+
+export interface NeighbourKindSpec<N extends Neighbour> {
+  /** Scenario fields besides `kind` and `arms` (`startS`, `endS` follow when `windowed`), in the order written. */
+  fields: readonly string[];
+  /** Runs over a window `startS`..`endS` after playback start. */
+  windowed: boolean;
+  /** Checks `fields` and fills their defaults. */
+  parse(o: Obj, path: string, check: FieldChecks): Omit<N, 'kind' | 'startS' | 'endS'>;
+  /** How it starts, at its window's start, to run `duration` seconds: processes in the namespaces. */
+  start?(n: N, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour>;
+  /**
+   * Or: a second player session of this arm beside the main one, at its window's start.
+   * The runner starts it, from a second server (the runner owns the browser).
+   */
+  playerSession?(n: N): { arm: Arm };
+  /** Its metrics from what the session left (empty when it measured nothing). */
+  measure(outcome: NeighbourOutcome): NeighbourMetrics;
+  /** What it measures, headline first; the headline gets the report's bar chart and the thesis's number. */
+  metrics: ReadonlyArray<{ name: keyof NeighbourMetrics; label: string }>;
+  /** Thesis section 2.6's change of the headline metric, Sammy vs control (%). */
+  thesisChangePct?: number;
+  /** The headline metric in the run's progress line. */
+  describe?(m: NeighbourMetrics): string;
+}
+
+function fromRaw<R extends NeighbourRaw>(kind: R['kind'], metrics: (raw: R, windowMs: number) => NeighbourMetrics) {
+  return (o: NeighbourOutcome): NeighbourMetrics => (o.raw?.kind === kind && o.windowMs !== null ? metrics(o.raw as R, o.windowMs) : {});
+}
+
+/** Every neighbour kind; the order is the order of the report's rows and of the summary. */
+export const NEIGHBOUR_KINDS: { readonly [K in NeighbourKind]: NeighbourKindSpec<Of<K>> } = {
+  none: {
+    fields: [],
+    windowed: false,
+    parse: () => ({}),
+    measure: () => ({}),
+    metrics: [],
+  },
+  udp: {
+    fields: ['rateKbps', 'packetBytes'],
+    windowed: true,
+    parse: (o, path, c) => ({ rateKbps: c.num(o, path, 'rateKbps', 1, 1e6, 5000), packetBytes: c.int(o, path, 'packetBytes', 64, 1472, 1200) }),
+    start: startUdp,
+    measure: fromRaw('udp', udpMetrics),
+    metrics: [
+      { name: 'udpOwdMs', label: 'UDP neighbour one-way delay (ms)' },
+      { name: 'udpOwdP95Ms', label: 'UDP neighbour one-way delay, p95 (ms)' },
+      { name: 'udpLossPct', label: 'UDP neighbour loss (%)' },
+    ],
+    thesisChangePct: -48,
+    describe: (m) => `udp owd ${fixed(m.udpOwdMs, 2)} ms`,
+  },
+  tcp: {
+    fields: ['congestionControl'],
+    windowed: true,
+    parse: (o, path, c) => ({ congestionControl: c.str(o, path, 'congestionControl', 'reno') }),
+    start: startTcp,
+    measure: fromRaw('tcp', tcpMetrics),
+    metrics: [{ name: 'tcpThroughputMbps', label: 'TCP neighbour throughput (Mbit/s)' }],
+    thesisChangePct: 25,
+    describe: (m) => `tcp ${fixed(m.tcpThroughputMbps)} Mbps`,
+  },
+  http: {
+    fields: ['responseBytes', 'gapMs'],
+    windowed: true,
+    parse: (o, path, c) => ({ responseBytes: c.int(o, path, 'responseBytes', 1, 1e9, 3_000_000), gapMs: c.num(o, path, 'gapMs', 0, 60_000, 0) }),
+    start: startHttp,
+    measure: fromRaw('http', httpMetrics),
+    metrics: [
+      { name: 'httpResponseMs', label: 'HTTP neighbour response time (ms)' },
+      { name: 'httpRequests', label: 'HTTP neighbour requests completed' },
+    ],
+    thesisChangePct: -18,
+    describe: (m) => `http ${fixed(m.httpResponseMs, 0)} ms (${m.httpRequests})`,
+  },
+  video: {
+    fields: ['arm'],
+    windowed: true,
+    parse: (o, path, c) => ({ arm: c.arm(`${path}.arm`, o.arm ?? 'control') }),
+    playerSession: (n) => ({ arm: n.arm }),
+    measure: (o) => ({ neighborPlayDelayS: o.session?.qoe?.playDelayS ?? null }),
+    metrics: [{ name: 'neighborPlayDelayS', label: 'neighbour video play delay (s)' }],
+    thesisChangePct: -5,
+    describe: (m) => `neighbour play ${fixed(m.neighborPlayDelayS, 2)} s`,
+  },
+};
+
+/** A kind's entry, for code that holds a neighbour of any kind. */
+export function neighbourKind(kind: NeighbourKind): NeighbourKindSpec<Neighbour> {
+  return NEIGHBOUR_KINDS[kind] as unknown as NeighbourKindSpec<Neighbour>;
+}
+
+/** Starts a process neighbour now, to run for `durationS` (UDP, TCP, HTTP). */
+export async function startNeighbour(n: Neighbour, topo: Topology, labtools: string, durationS: number): Promise<RunningNeighbour> {
+  const spec = neighbourKind(n.kind);
+  if (!spec.start) throw new Error(`neighbour ${n.kind} is not started as processes`);
+  return spec.start(n, topo, labtools, durationS.toFixed(3));
+}
+
+/** The neighbour's metric over the window (relative times: 0 = window start). */
+export function neighbourMetrics(raw: NeighbourRaw, windowMs: number): NeighbourMetrics {
+  return neighbourKind(raw.kind).measure({ raw, windowMs, session: null });
 }

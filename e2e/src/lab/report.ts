@@ -3,24 +3,30 @@
  * thesis's lab numbers (section 2.6), the measurement windows, and time series
  * averaged over trials (like thesis Fig. 2.7) and neighbour metrics per arm (Fig. 2.8).
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LabResult, TrialRecord } from './runner.js';
+import { gunzipSync } from 'node:zlib';
+import { NEIGHBOUR_KINDS, type NeighbourKind } from './neighbours.js';
+import { LabError } from './processes.js';
+import type { LabResult, TrialRecord } from './result.js';
 import type { Scenario } from './scenario.js';
 import type { MetricSummary } from './stats.js';
 import { barChart, lineChart, type Series } from './svg.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
 
-/** Thesis section 2.6, Sammy vs control (DESIGN.md "Headline results"). */
+const KINDS = Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[];
+
+/** Thesis section 2.6, Sammy vs control: the changes its lab measured. */
 export const THESIS_LAB_CHANGE_PCT: Record<string, number> = {
   chunkThroughputKbps: -46,
   videoRttMs: -42,
-  udpOwdMs: -48,
-  tcpThroughputMbps: 25,
-  httpResponseMs: -18,
-  neighborPlayDelayS: -5,
+  ...Object.fromEntries(KINDS.flatMap((k) => {
+    const { metrics, thesisChangePct } = NEIGHBOUR_KINDS[k];
+    return metrics[0] && thesisChangePct !== undefined ? [[metrics[0].name, thesisChangePct]] : [];
+  })),
 };
 
+/** Every metric's row label, in the report's order: the video's, then each neighbour kind's. */
 export const METRIC_LABELS: Record<string, string> = {
   chunkThroughputKbps: 'chunk throughput, playing phase (kbps)',
   videoRttMs: 'video RTT (ms, server TCP_INFO per response)',
@@ -32,16 +38,14 @@ export const METRIC_LABELS: Record<string, string> = {
   avgQuality: 'mean SSIM of played segments',
   queueDelayMs: 'bottleneck queueing delay, session mean (ms)',
   meanRtpKbps: 'mean requested pace rate, playing phase (kbps)',
-  udpOwdMs: 'UDP neighbour one-way delay (ms)',
-  udpOwdP95Ms: 'UDP neighbour one-way delay, p95 (ms)',
-  udpLossPct: 'UDP neighbour loss (%)',
-  tcpThroughputMbps: 'TCP neighbour throughput (Mbit/s)',
-  httpResponseMs: 'HTTP neighbour response time (ms)',
-  httpRequests: 'HTTP neighbour requests completed',
-  neighborPlayDelayS: 'neighbour video play delay (s)',
+  ...Object.fromEntries(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].metrics.map((m) => [m.name, m.label]))),
 };
 
-const NEIGHBOUR_METRIC: Record<string, string> = { udp: 'udpOwdMs', tcp: 'tcpThroughputMbps', http: 'httpResponseMs', video: 'neighborPlayDelayS' };
+/** Each neighbour kind's headline metric (its bar chart). */
+const NEIGHBOUR_METRIC: Record<string, string> = Object.fromEntries(KINDS.flatMap((k) => (NEIGHBOUR_KINDS[k].metrics[0] ? [[k, NEIGHBOUR_KINDS[k].metrics[0].name]] : [])));
+
+/** The kind each neighbour metric belongs to (its window). */
+const KIND_OF_METRIC: Record<string, string> = Object.fromEntries(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].metrics.map((m) => [m.name, k])));
 
 function num(v: number | null | undefined, digits = 2): string {
   if (typeof v !== 'number' || !Number.isFinite(v)) return '–';
@@ -171,14 +175,10 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     `| metric | window | ${arms.map((a) => a).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => `${a} vs control`).join(' | ')} | thesis (Sammy) |`,
     `| --- | --- | ${arms.map(() => '---').join(' | ')} | ${arms.filter((a) => a !== 'control').map(() => '---').join(' | ')} | --- |`,
   );
-  const kindOf: Record<string, string> = Object.fromEntries(Object.entries(NEIGHBOUR_METRIC).map(([k, m]) => [m, k]));
-  kindOf.udpOwdP95Ms = 'udp';
-  kindOf.udpLossPct = 'udp';
-  kindOf.httpRequests = 'http';
   for (const metric of Object.keys(METRIC_LABELS)) {
     const row = arms.map((a) => result.summary[a]?.[metric]);
     if (row.every((x) => !x || x.n === 0)) continue;
-    const w = kindOf[metric] ? windowText(s, kindOf[metric]!) : 'whole session';
+    const w = KIND_OF_METRIC[metric] ? windowText(s, KIND_OF_METRIC[metric]!) : 'whole session';
     const thesis = THESIS_LAB_CHANGE_PCT[metric];
     lines.push(
       `| ${METRIC_LABELS[metric]} | ${w} | ${row.map(cell).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => pct(result.summary[a]?.[metric]?.changeVsControlPct)).join(' | ')} | ${thesis === undefined ? '' : pct(thesis)} |`,
@@ -214,8 +214,39 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
   return { markdown: lines.join('\n'), files };
 }
 
-export function writeReport(result: LabResult, outDir: string): void {
+/** Writes DIR/report.md and its figures; returns the names written. */
+export function writeReport(result: LabResult, outDir: string): string[] {
   const { markdown, files } = renderReport(result);
   for (const [name, svg] of Object.entries(files)) writeFileSync(join(outDir, name), svg);
   writeFileSync(join(outDir, 'report.md'), markdown);
+  return ['report.md', ...Object.keys(files)];
+}
+
+/** Where a lab result may be, in the order looked at: the runner writes the first; a committed result is the second. */
+export const RESULT_FILES = ['result.json', 'result.json.gz'] as const;
+
+/** The lab result in DIR (result.json, else result.json.gz). */
+export function readResult(dir: string): LabResult {
+  const file = RESULT_FILES.map((name) => join(dir, name)).find((path) => existsSync(path));
+  if (file === undefined) throw new LabError('LAB_NO_RESULT', `no lab result in ${dir}: looked for ${RESULT_FILES.join(' and ')}`);
+  let result: LabResult;
+  try {
+    const bytes = readFileSync(file);
+    result = JSON.parse((file.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8')) as LabResult;
+  } catch (err) {
+    throw new LabError('LAB_BAD_RESULT', `${file} is not a readable lab result: ${(err as Error).message}`);
+  }
+  if (typeof result?.config?.scenario !== 'object' || !Array.isArray(result.trials)) {
+    throw new LabError('LAB_BAD_RESULT', `${file} is not a lab result: it has no config.scenario or no trials`);
+  }
+  return result;
+}
+
+/**
+ * Re-renders DIR/report.md and its figures from DIR's result file and nothing else
+ * (`npm run lab -- --report DIR`; the runner calls it too). The report depends only on
+ * the result, so rendering it again writes the same bytes.
+ */
+export function writeReportFromDir(dir: string): string[] {
+  return writeReport(readResult(dir), dir);
 }

@@ -1,8 +1,9 @@
 /**
  * A lab run: every trial runs every neighbour experiment once per arm, arms
- * interleaved (their order rotates from trial to trial), each session from an empty
- * player history (thesis section 2.5.6). Writes DIR/result.json after every session
- * (a killed run keeps what it measured) and DIR/report.md at the end.
+ * interleaved (their order rotates from trial to trial), the player history reset as
+ * the scenario says (thesis section 2.5.6). Writes DIR/result.json after every session
+ * (a killed run keeps what it measured) and, at the end, DIR/report.md rendered from
+ * that file.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release } from 'node:os';
@@ -13,64 +14,22 @@ import { chromiumUnavailableReason, launchChromium } from '../browser.js';
 import { deferCleanup } from './cleanup.js';
 import { ensureLabMedia, type LabMedia } from './media.js';
 import { buildLabtools, gccUnavailableReason } from './native.js';
-import { neighbourMetrics, startNeighbour, type MeasurementWindow, type NeighbourMetrics, type NeighbourRaw, type RunningNeighbour } from './neighbours.js';
+import { NEIGHBOUR_KINDS, neighbourKind, startNeighbour, type MeasurementWindow, type NeighbourKind, type RunningNeighbour } from './neighbours.js';
 import { rootUnavailableReason, sweepStaleNamespaces } from './netns.js';
 import { REPO_DIR } from './paths.js';
 import { LabError, run, sleep } from './processes.js';
-import { startQueueMonitor, type QueueSample } from './queue-monitor.js';
-import { writeReport } from './report.js';
-import { bdpBytes, experimentArms, queueBytes, type Neighbour, type NeighbourKind, type Scenario } from './scenario.js';
-import { startSession, type RunningSession, type SessionResult, type StorageState } from './session.js';
-import { summarize, type MetricSummary } from './stats.js';
+import { startQueueMonitor } from './queue-monitor.js';
+import { writeReportFromDir } from './report.js';
+import { summaries, type LabResult, type TrialMetrics, type TrialRecord } from './result.js';
+import { bdpBytes, experimentArms, queueBytes, type Neighbour, type Scenario } from './scenario.js';
+import { startSession, type RunningSession, type StorageState } from './session.js';
+import { fixed } from './stats.js';
 import { createTopology, destroyTopology, measureIdleRtt, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
-import { compactTelemetry, videoMetrics, type ResponseRow, type VideoMetrics } from './video-metrics.js';
+import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
-export type TrialMetrics = VideoMetrics & NeighbourMetrics & { neighborPlayDelayS?: number | null };
-
-export interface TrialRecord {
-  trial: number;
-  neighbour: NeighbourKind;
-  arm: Arm;
-  /** Position of this arm within its trial and experiment (0-based). */
-  order: number;
-  startedAt: string;
-  originMs: number;
-  /** The player history was reset just before this session (else it carries the arm's earlier sessions'). */
-  historyReset: boolean;
-  playbackStartS: number | null;
-  /** The neighbour's measurement window, in s since playback start. */
-  window: { startS: number; endS: number } | null;
-  metrics: TrialMetrics;
-  session: SessionResult | null;
-  neighbourSession: SessionResult | null;
-  telemetry: ResponseRow[];
-  neighbourRaw: NeighbourRaw | null;
-  queue: QueueSample[];
-  error: string | null;
-}
-
-export const SUMMARY_METRICS = [
-  'chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps',
-  'udpOwdMs', 'tcpThroughputMbps', 'httpResponseMs', 'neighborPlayDelayS',
-] as const;
-export const EXTRA_METRICS = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', 'udpOwdP95Ms', 'udpLossPct', 'httpRequests'] as const;
-const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps']);
-
-export interface LabResult {
-  config: Record<string, unknown> & { scenario: Scenario };
-  trials: TrialRecord[];
-  /** Video metrics from the experiment without a neighbour (if run), neighbour metrics from their own experiment. */
-  summary: Record<string, Record<string, MetricSummary>>;
-  /** Every metric, per experiment. */
-  summaryByNeighbour: Record<string, Record<string, Record<string, MetricSummary>>>;
-  delayLine: DelayLineStats | null;
-  /** The unmeasured sessions that built each arm's history after its reset. */
-  warmups: Array<{ arm: Arm; playDelayS: number | null; initialThroughputKbps: number | null; error: string | null }>;
-  startedAt: string;
-  finishedAt: string | null;
-  complete: boolean;
-}
+/** The result's types live in result.ts (the report reads them too); re-exported for the tests. */
+export type { LabResult, TrialMetrics, TrialRecord } from './result.js';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -103,30 +62,6 @@ async function ensurePlayerBuilt(log: (line: string) => void): Promise<void> {
     await run('npm', ['run', 'build', '-w', '@sammy/player'], { timeoutMs: 300_000 });
   }
   if (!existsSync(join(PLAYER_DIST, 'index.html'))) throw new LabError('LAB_NO_PLAYER', `no built player page at ${PLAYER_DIST} (npm run build -w @sammy/player)`);
-}
-
-function summaries(trials: TrialRecord[], arms: Arm[]): Pick<LabResult, 'summary' | 'summaryByNeighbour'> {
-  const names = [...SUMMARY_METRICS, ...EXTRA_METRICS] as string[];
-  const collect = (records: TrialRecord[]) => {
-    const values: Record<string, Record<string, Array<number | null | undefined>>> = {};
-    for (const arm of arms) {
-      values[arm] = {};
-      for (const m of names) values[arm]![m] = records.filter((r) => r.arm === arm).map((r) => (r.metrics as unknown as Record<string, number | null | undefined>)[m]);
-    }
-    return summarize(values);
-  };
-  const kinds = [...new Set(trials.map((t) => t.neighbour))];
-  const summaryByNeighbour: LabResult['summaryByNeighbour'] = {};
-  for (const k of kinds) summaryByNeighbour[k] = collect(trials.filter((t) => t.neighbour === k));
-  const videoSource = kinds.includes('none') ? trials.filter((t) => t.neighbour === 'none') : trials;
-  const video = collect(videoSource);
-  const all = collect(trials);
-  const summary: LabResult['summary'] = {};
-  for (const arm of arms) {
-    summary[arm] = {};
-    for (const m of names) summary[arm]![m] = VIDEO_METRICS.has(m) ? video[arm]![m]! : all[arm]![m]!;
-  }
-  return { summary, summaryByNeighbour };
 }
 
 interface RunContext {
@@ -168,7 +103,8 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   const undefer = deferCleanup(async () => browser?.close());
   try {
     server = await startVideoServer(topo, { ...serverOpts, logFile: join(logDir, `${tag}.server.log`) });
-    if (n.kind === 'video') neighbourServer = await startVideoServer(topo, { ...serverOpts, port: NEIGHBOUR_VIDEO_PORT, logFile: join(logDir, `${tag}.neighbour-server.log`) });
+    const second = neighbourKind(n.kind).playerSession?.(n) ?? null;
+    if (second) neighbourServer = await startVideoServer(topo, { ...serverOpts, port: NEIGHBOUR_VIDEO_PORT, logFile: join(logDir, `${tag}.neighbour-server.log`) });
     browser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
     session = await startSession(browser, {
       baseUrl: server.url, arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS,
@@ -186,8 +122,8 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
       window = { startMs: playbackStartMs + startS * 1000, endMs: playbackStartMs + endS * 1000, startS, endS };
       record.window = { startS, endS };
       await sleep(window.startMs - Date.now());
-      if (n.kind === 'video') {
-        neighbourSession = await startSession(browser, { baseUrl: neighbourServer!.url, arm: n.arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS, resetHistory: true });
+      if (second) {
+        neighbourSession = await startSession(browser, { baseUrl: neighbourServer!.url, arm: second.arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS, resetHistory: true });
       } else {
         running = await startNeighbour(n, topo, ctx.labtools, (window.endMs - Date.now()) / 1000);
       }
@@ -213,8 +149,8 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
     if (neighbourServer) await stopVideoServer(neighbourServer).catch(() => []);
   }
   const metrics: TrialMetrics = videoMetrics(record.session?.qoe ?? null, record.telemetry, record.queue, s.link.rateMbps);
-  if (record.neighbourRaw && record.window) Object.assign(metrics, neighbourMetrics(record.neighbourRaw, (record.window.endS - record.window.startS) * 1000));
-  if (n.kind === 'video') metrics.neighborPlayDelayS = record.neighbourSession?.qoe?.playDelayS ?? null;
+  const windowMs = record.window ? (record.window.endS - record.window.startS) * 1000 : null;
+  Object.assign(metrics, neighbourKind(n.kind).measure({ raw: record.neighbourRaw, windowMs, session: record.neighbourSession }));
   record.metrics = metrics;
   // The browser storage is carried in memory only; result.json keeps the measurements.
   for (const r of [record.session, record.neighbourSession]) if (r) delete r.storageState;
@@ -224,15 +160,14 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
 function describe(r: TrialRecord): string {
   if (r.error) return `FAILED: ${r.error}`;
   const m = r.metrics;
-  const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' ? v.toFixed(d) : '-');
   const parts = [
-    `chunk ${f(m.chunkThroughputKbps === null ? null : m.chunkThroughputKbps / 1000)} Mbps`, `rtt ${f(m.videoRttMs)} ms`, `play ${f(m.playDelayS, 2)} s`,
-    `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${f(m.avgBitrateKbps, 0)} kbps`,
+    `chunk ${fixed(m.chunkThroughputKbps === null ? null : m.chunkThroughputKbps / 1000)} Mbps`, `rtt ${fixed(m.videoRttMs)} ms`, `play ${fixed(m.playDelayS, 2)} s`,
+    `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${fixed(m.avgBitrateKbps, 0)} kbps`,
   ];
-  if (m.udpOwdMs !== undefined) parts.push(`udp owd ${f(m.udpOwdMs, 2)} ms`);
-  if (m.tcpThroughputMbps !== undefined) parts.push(`tcp ${f(m.tcpThroughputMbps)} Mbps`);
-  if (m.httpResponseMs !== undefined) parts.push(`http ${f(m.httpResponseMs, 0)} ms (${m.httpRequests})`);
-  if (m.neighborPlayDelayS !== undefined) parts.push(`neighbour play ${f(m.neighborPlayDelayS, 2)} s`);
+  for (const kind of Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[]) {
+    const { metrics, describe: words } = neighbourKind(kind);
+    if (words && metrics[0] && m[metrics[0].name] !== undefined) parts.push(words(m));
+  }
   return parts.join(', ');
 }
 
@@ -316,7 +251,8 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
     result.delayLine = delayLine;
     result.finishedAt = new Date().toISOString();
     save();
-    writeReport(result, outDir);
+    // From the file just written, as `npm run lab -- --report DIR` would: the two agree byte for byte.
+    writeReportFromDir(outDir);
   }
   return result;
 }

@@ -5,22 +5,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ARMS, type Arm } from '../../../player/src/abr/records.js';
+import { NEIGHBOUR_KINDS, neighbourKind, type Neighbour, type NeighbourKind } from './neighbours.js';
 import { SCENARIO_DIR } from './paths.js';
 import { LabError } from './processes.js';
 
-/** What shares the bottleneck with the video in one experiment (thesis section 2.6). */
-export type Neighbour =
-  | { kind: 'none' }
-  /** Paced UDP; metric: one-way delay. */
-  | { kind: 'udp'; rateKbps: number; packetBytes: number; startS: number; endS: number | null }
-  /** A bulk TCP flow; metric: throughput. */
-  | { kind: 'tcp'; congestionControl: string; startS: number; endS: number | null }
-  /** Back-to-back GETs of `responseBytes`; metric: response time. */
-  | { kind: 'http'; responseBytes: number; gapMs: number; startS: number; endS: number | null }
-  /** A second video session; metric: its play delay. */
-  | { kind: 'video'; arm: Arm; startS: number; endS: number | null };
-
-export type NeighbourKind = Neighbour['kind'];
+export type { Neighbour, NeighbourKind } from './neighbours.js';
 
 /** An experiment: a neighbour, and optionally the subset of the scenario's arms that run beside it. */
 export type Experiment = Neighbour & { arms: Arm[] | null };
@@ -51,7 +40,7 @@ export interface Scenario {
     gapS: number;
   };
   player: {
-    /** The buffer target of every arm (DESIGN.md: it decides what neighbours see). */
+    /** The buffer target of every arm: it decides when the video's bytes cross the link, so what neighbours see. */
     maxBufferS: number;
     /** Further player-config overrides, passed in the page's `&config=`. */
     config: Record<string, unknown>;
@@ -77,7 +66,7 @@ export interface Scenario {
   trials: number;
 }
 
-const NEIGHBOUR_KINDS: NeighbourKind[] = ['none', 'udp', 'tcp', 'http', 'video'];
+const KINDS = Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[];
 const NAMESPACE_CCS = ['reno', 'bbr'];
 
 function bad(path: string, value: unknown, accepted: string): never {
@@ -128,8 +117,11 @@ function window(o: Obj, path: string, playS: number): { startS: number; endS: nu
   return { startS, endS };
 }
 
+/** Every field a neighbour of some kind may have, in the registry's order. */
+const NEIGHBOUR_FIELDS = [...new Set(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].fields))];
+
 function experiment(value: unknown, path: string, playS: number): Experiment {
-  const o = obj(path, value, ['kind', 'arms', 'rateKbps', 'packetBytes', 'congestionControl', 'responseBytes', 'gapMs', 'arm', 'startS', 'endS']);
+  const o = obj(path, value, ['kind', 'arms', ...NEIGHBOUR_FIELDS, 'startS', 'endS']);
   const { arms, ...rest } = o;
   let subset: Arm[] | null = null;
   if (arms !== undefined) {
@@ -141,28 +133,11 @@ function experiment(value: unknown, path: string, playS: number): Experiment {
 
 function neighbour(value: unknown, path: string, playS: number): Neighbour {
   const kind = (value as Obj | null)?.kind;
-  if (!NEIGHBOUR_KINDS.includes(kind as NeighbourKind)) bad(`${path}.kind`, kind, NEIGHBOUR_KINDS.join(', '));
-  switch (kind as NeighbourKind) {
-    case 'none':
-      obj(path, value, ['kind']);
-      return { kind: 'none' };
-    case 'udp': {
-      const o = obj(path, value, ['kind', 'rateKbps', 'packetBytes', 'startS', 'endS']);
-      return { kind: 'udp', rateKbps: num(o, path, 'rateKbps', 1, 1e6, 5000), packetBytes: int(o, path, 'packetBytes', 64, 1472, 1200), ...window(o, path, playS) };
-    }
-    case 'tcp': {
-      const o = obj(path, value, ['kind', 'congestionControl', 'startS', 'endS']);
-      return { kind: 'tcp', congestionControl: str(o, path, 'congestionControl', 'reno'), ...window(o, path, playS) };
-    }
-    case 'http': {
-      const o = obj(path, value, ['kind', 'responseBytes', 'gapMs', 'startS', 'endS']);
-      return { kind: 'http', responseBytes: int(o, path, 'responseBytes', 1, 1e9, 3_000_000), gapMs: num(o, path, 'gapMs', 0, 60_000, 0), ...window(o, path, playS) };
-    }
-    case 'video': {
-      const o = obj(path, value, ['kind', 'arm', 'startS', 'endS']);
-      return { kind: 'video', arm: arm(`${path}.arm`, o.arm ?? 'control'), ...window(o, path, playS) };
-    }
-  }
+  if (!KINDS.includes(kind as NeighbourKind)) bad(`${path}.kind`, kind, KINDS.join(', '));
+  const spec = neighbourKind(kind as NeighbourKind);
+  const o = obj(path, value, ['kind', ...spec.fields, ...(spec.windowed ? ['startS', 'endS'] : [])]);
+  const fields = spec.parse(o, path, { num, int, str, arm });
+  return { kind, ...fields, ...(spec.windowed ? window(o, path, playS) : {}) } as Neighbour;
 }
 
 /** Validates a parsed scenario and fills defaults. */

@@ -1,5 +1,6 @@
 /**
- * One video session in the player page (HELPERS.md "Player page"), driven through
+ * One video session in the player page (its URL parameters and `window.sammy`:
+ * player/README.md, "The page"), driven through
  * Playwright: history reset, play, buffer sampling, QoE at the end.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';

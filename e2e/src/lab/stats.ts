@@ -18,6 +18,11 @@ export function round(v: number, digits: number): number {
   return Math.round(v * f) / f;
 }
 
+/** A number with `digits` decimals for a log line, or '-' when there is none. */
+export function fixed(v: number | null | undefined, digits = 1): string {
+  return typeof v === 'number' ? v.toFixed(digits) : '-';
+}
+
 export function mean(values: number[]): number | null {
   return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 }

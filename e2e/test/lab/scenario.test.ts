@@ -69,7 +69,7 @@ describe('shipped scenarios', () => {
   test.each(readdirSync(SCENARIO_DIR).filter((f) => f.endsWith('.json')))('%s is valid', (file) => {
     const s = loadScenario(join(SCENARIO_DIR, file));
     expect(`${s.name}.json`).toBe(file);
-    // The video must outlast the buffer target plus the session (DESIGN.md "The lab").
+    // The video must outlast the buffer target plus the session (docs/lab-scenarios.md: media.durationS).
     expect(s.media.durationS).toBeGreaterThanOrEqual(s.player.maxBufferS + s.session.playS);
   });
 

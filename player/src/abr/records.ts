@@ -1,5 +1,5 @@
 /**
- * Result records: one shape everywhere (DESIGN.md, "Result records"). The browser
+ * Result records: one shape everywhere (docs/records.md). The browser
  * player (`window.sammy.qoe()`), the simulator (`npm run sim -- --json`) and the lab
  * (`result.json` trials) all describe a session with these two types, so one
  * analysis reads them all. Extra fields are allowed; these names and units are the

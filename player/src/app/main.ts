@@ -1,5 +1,5 @@
 /**
- * The demo page (served by the server at `/`). URL parameters (HELPERS.md "Player page"):
+ * The demo page (served by the server at `/`). URL parameters (player/README.md, "The page"):
  *   arm=sammy|control|fixed4x|dashjs-rtp   (default sammy)
  *   mpd=URL                                (default /media/manifest.mpd; segments.json is read next to it)
  *   config=<URI-encoded JSON>              overrides of the player config, e.g. {"maxBufferS":240}

@@ -1,5 +1,6 @@
 /**
- * Thin dash.js 5 adapter around the Sammy core (STYLE.md 2). It is responsible for:
+ * Thin dash.js 5 adapter around the Sammy core (what it relies on in dash.js: docs/dashjs.md).
+ * It is responsible for:
  *   1. dash.js settings per arm (settings.ts): buffer target, CMCD in headers, rules.
  *   2. `sammy`: the custom ABR rule, fed with dash.js's video buffer level and the
  *      session's chunk throughputs (sammy-rule.ts).

@@ -1,5 +1,5 @@
 /**
- * The Sammy bitrate choice as a dash.js 5 custom ABR rule (FACTS.md: a FactoryMaker
+ * The Sammy bitrate choice as a dash.js 5 custom ABR rule (docs/dashjs.md: a FactoryMaker
  * class factory with `getSwitchRequest(rulesContext)`, registered with
  * `addABRCustomRule('qualitySwitchRules', ...)`). It asks the adapter for a rung and
  * maps it onto the Representation with that id (the encoder's ids are rungs 0..N-1).

@@ -1,7 +1,7 @@
 /**
  * The rate the server applied to a response, from its header
  * `Server-Timing: pace;dur=<kbps, 0 when unpaced>;desc="<paced|unpaced|disabled|unavailable>"`
- * (HELPERS.md). Returns null when the response was not paced or the header is absent.
+ * (docs/server-contract.md). Returns null when the response was not paced or the header is absent.
  */
 export function appliedRateKbps(serverTiming: string | null | undefined): number | null {
   if (!serverTiming) return null;

@@ -1,5 +1,5 @@
 /**
- * dash.js 5 settings per arm (FACTS.md "dash.js 5"). Pure: the adapter passes the
+ * dash.js 5 settings per arm (why each: docs/dashjs.md). Pure: the adapter passes the
  * result to `player.updateSettings()`.
  */
 import { CmcdTransmissionMode } from '@svta/cml-cmcd';

@@ -13,7 +13,7 @@ export function cbrLadder(bitratesKbps = LAB_BITRATES_KBPS, segments = 60, segme
   };
 }
 
-/** Sizes that swing between 0.6x and 1.5x nominal, as capped VBR does (FACTS.md). */
+/** Sizes that swing between 0.6x and 1.5x nominal, as capped VBR does (docs/media.md). */
 export function vbrLadder(bitratesKbps = LAB_BITRATES_KBPS, segments = 60, segmentDurationS = 2): Ladder {
   const swing = (i: number) => 1.05 + 0.45 * Math.sin(i * 1.7);
   return {

@@ -53,7 +53,7 @@ describe('dash.js settings per arm', () => {
       expect(cmcd).toMatchObject({ enabled: true, mode: 'headers', version: 1 });
       expect(cmcd.mode).not.toBe('header'); // the typings' spelling silently means query mode
     }
-    // The installed dash.js decides header mode by comparing with this constant (FACTS.md).
+    // The installed dash.js decides header mode by comparing with this constant (docs/dashjs.md).
     const here = dirname(fileURLToPath(import.meta.url));
     const bundle = [join(here, '../../node_modules'), join(here, '../../../node_modules')]
       .map((dir) => join(dir, 'dashjs/dist/modern/esm/dash.all.debug.js'))

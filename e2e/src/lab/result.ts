@@ -1,0 +1,88 @@
+/**
+ * What a lab run writes to DIR/result.json: the configuration, every session's raw
+ * measurements and metrics, and the summaries (docs/lab-results.md). The runner fills
+ * it; the report reads it. Neither imports the other.
+ */
+import type { Arm } from '../../../player/src/abr/records.js';
+import { NEIGHBOUR_KINDS, type NeighbourKind, type NeighbourMetrics, type NeighbourRaw } from './neighbours.js';
+import type { QueueSample } from './queue-monitor.js';
+import type { Scenario } from './scenario.js';
+import type { SessionResult } from './session.js';
+import { summarize, type MetricSummary } from './stats.js';
+import type { DelayLineStats } from './topology.js';
+import type { ResponseRow, VideoMetrics } from './video-metrics.js';
+
+export type TrialMetrics = VideoMetrics & NeighbourMetrics;
+
+export interface TrialRecord {
+  trial: number;
+  neighbour: NeighbourKind;
+  arm: Arm;
+  /** Position of this arm within its trial and experiment (0-based). */
+  order: number;
+  startedAt: string;
+  originMs: number;
+  /** The player history was reset just before this session (else it carries the arm's earlier sessions'). */
+  historyReset: boolean;
+  playbackStartS: number | null;
+  /** The neighbour's measurement window, in s since playback start. */
+  window: { startS: number; endS: number } | null;
+  metrics: TrialMetrics;
+  session: SessionResult | null;
+  neighbourSession: SessionResult | null;
+  telemetry: ResponseRow[];
+  neighbourRaw: NeighbourRaw | null;
+  queue: QueueSample[];
+  error: string | null;
+}
+
+const neighbourMetricNames = Object.values(NEIGHBOUR_KINDS).map((k) => k.metrics.map((m) => m.name as string));
+
+/** The headline metrics: the video's, then each neighbour kind's first. */
+export const SUMMARY_METRICS: readonly string[] = [
+  'chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps',
+  ...neighbourMetricNames.flatMap((names) => names.slice(0, 1)),
+];
+/** The others: the video's, then each neighbour kind's further metrics. */
+export const EXTRA_METRICS: readonly string[] = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', ...neighbourMetricNames.flatMap((names) => names.slice(1))];
+const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps']);
+
+export interface LabResult {
+  config: Record<string, unknown> & { scenario: Scenario };
+  trials: TrialRecord[];
+  /** Video metrics from the experiment without a neighbour (if run), neighbour metrics from their own experiment. */
+  summary: Record<string, Record<string, MetricSummary>>;
+  /** Every metric, per experiment. */
+  summaryByNeighbour: Record<string, Record<string, Record<string, MetricSummary>>>;
+  delayLine: DelayLineStats | null;
+  /** The unmeasured sessions that built each arm's history after its reset. */
+  warmups: Array<{ arm: Arm; playDelayS: number | null; initialThroughputKbps: number | null; error: string | null }>;
+  startedAt: string;
+  finishedAt: string | null;
+  complete: boolean;
+}
+
+/** The summary of every metric per arm, overall and per experiment, from the sessions so far. */
+export function summaries(trials: TrialRecord[], arms: Arm[]): Pick<LabResult, 'summary' | 'summaryByNeighbour'> {
+  const names = [...SUMMARY_METRICS, ...EXTRA_METRICS];
+  const collect = (records: TrialRecord[]) => {
+    const values: Record<string, Record<string, Array<number | null | undefined>>> = {};
+    for (const arm of arms) {
+      values[arm] = {};
+      for (const m of names) values[arm]![m] = records.filter((r) => r.arm === arm).map((r) => (r.metrics as unknown as Record<string, number | null | undefined>)[m]);
+    }
+    return summarize(values);
+  };
+  const kinds = [...new Set(trials.map((t) => t.neighbour))];
+  const summaryByNeighbour: LabResult['summaryByNeighbour'] = {};
+  for (const k of kinds) summaryByNeighbour[k] = collect(trials.filter((t) => t.neighbour === k));
+  const videoSource = kinds.includes('none') ? trials.filter((t) => t.neighbour === 'none') : trials;
+  const video = collect(videoSource);
+  const all = collect(trials);
+  const summary: LabResult['summary'] = {};
+  for (const arm of arms) {
+    summary[arm] = {};
+    for (const m of names) summary[arm]![m] = VIDEO_METRICS.has(m) ? video[arm]![m]! : all[arm]![m]!;
+  }
+  return { summary, summaryByNeighbour };
+}
