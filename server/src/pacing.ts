@@ -6,7 +6,7 @@
 // 4 MB that would otherwise go out unpaced), or the connection closed.
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
-import { pipeline, type Readable } from 'node:stream';
+import { PassThrough, pipeline, type Readable } from 'node:stream';
 import { BurstPacer } from './burst-pacer.js';
 import { APP_KERNEL_CAP_FACTOR, planBursts, predictKernelTrainPackets, type BurstPlan, type KernelTsoSettings } from './burst.js';
 import { clampRateKbps, readRateRequest, type RateRequest } from './cmcd.js';
@@ -45,6 +45,12 @@ interface SocketState {
   paced: boolean;
   /** The response that owns the socket's pacing state until its bytes have left. */
   active: MediaResponse | null;
+  /**
+   * Pipelined responses waiting for `active` to end, in request order. Node sends
+   * them in order anyway; each body is held back until its turn, so it is paced at
+   * its own rate from its own first byte.
+   */
+  queued: MediaResponse[];
 }
 
 interface MediaResponse extends RateDecision {
@@ -55,6 +61,12 @@ interface MediaResponse extends RateDecision {
   path: string;
   rate: RateRequest;
   pacer: BurstPacer | null;
+  /** The file stream, until the response starts sending it. */
+  pending: Readable | null;
+  /** For a queued response: the body fastify sends, fed once the response starts. */
+  gate: PassThrough | null;
+  /** The response has started: its rate is set, its bytes counted from here. */
+  started: boolean;
   start: TcpInfo | null;
   startMs: number;
   /** When the tail last moved (or Node handed it to the kernel). */
@@ -72,7 +84,7 @@ interface MediaResponse extends RateDecision {
   done: boolean;
 }
 
-/** What #applyRate decided for one response. */
+/** What #decide and #apply made of one response's rate. */
 interface RateDecision {
   outcome: PacingOutcome;
   appliedRateKbps: number | null;
@@ -126,7 +138,7 @@ export class PacingController {
   #stateOf(socket: Socket): SocketState {
     let state = this.#sockets.get(socket);
     if (state === undefined) {
-      const created: SocketState = { paced: false, active: null };
+      const created: SocketState = { paced: false, active: null, queued: [] };
       this.#sockets.set(socket, created);
       // The client closed its side. If our bytes are still unsent it is leaving
       // early; either way, read the final TCP_INFO while the descriptor exists.
@@ -183,32 +195,24 @@ export class PacingController {
     // Refusals and errors are not media responses: no pacing, no telemetry line.
     if (reply.statusCode >= 400) return payload;
     const socket = request.raw.socket;
-    const rate = this.#readRate(request);
     const state = this.#stateOf(socket);
-    if (state.active !== null) this.#finish(state.active, null);
-
-    const fd = socketFd(socket);
-    const start = this.#readStartInfo(fd);
     const hasBody = request.method === 'GET' && (reply.statusCode === 200 || reply.statusCode === 206) && isReadable(payload);
-    const decision = hasBody && rate.rtpKbps !== null ? this.#applyRate(socket, fd, state, start, rate.rtpKbps) : UNPACED;
-    if (decision.outcome !== 'paced' && state.paced && fd !== null && this.#setRate(fd, UNLIMITED_PACING_RATE)) state.paced = false;
-
-    const { body, pacer } = this.#bodyFor(payload, decision, start);
-    reply.header('server-timing', `pace;dur=${decision.appliedRateKbps ?? 0};desc="${decision.outcome}"`);
-    reply.header('timing-allow-origin', '*');
-    this.#track({
+    const response: MediaResponse = {
       request,
       reply,
       socket,
       state,
       path: request.url.split('?', 1)[0]!,
-      rate,
-      ...decision,
-      pacer,
-      start,
+      rate: this.#readRate(request),
+      ...UNPACED,
+      pacer: null,
+      pending: hasBody ? (payload as Readable) : null,
+      gate: null,
+      started: false,
+      start: null,
       startMs: performance.now(),
       drainProgressMs: Infinity,
-      startBytesWritten: socket.bytesWritten ?? 0,
+      startBytesWritten: 0,
       aborted: false,
       remoteAddress: socket.remoteAddress ?? null,
       remotePort: socket.remotePort ?? null,
@@ -217,8 +221,69 @@ export class PacingController {
       drainTimer: null,
       onSocketClose: null,
       done: false,
-    });
+    };
+    // The previous response on this connection may have left already (its drain
+    // poll has not seen it yet): end it now rather than queue behind it.
+    if (state.active !== null && this.#hasLeft(state.active)) this.#finish(state.active, null);
+    let body = payload;
+    if (state.active === null) {
+      const started = this.#begin(response, true);
+      if (hasBody) body = started;
+    } else if (hasBody) {
+      // Pipelined behind a response still being sent: the body waits its turn.
+      Object.assign(response, this.#decide(socket, this.#readStartInfo(socketFd(socket)), response));
+      response.gate = new PassThrough();
+      body = response.gate;
+      state.queued.push(response);
+    } else this.#begin(response, false);
+    reply.header('server-timing', `pace;dur=${response.appliedRateKbps ?? 0};desc="${response.outcome}"`);
+    reply.header('timing-allow-origin', '*');
+    this.#track(response);
     return body;
+  }
+
+  /** Whether all of a response's bytes have left its socket. */
+  #hasLeft(response: MediaResponse): boolean {
+    if (!response.started || !response.reply.raw.writableFinished) return false;
+    const fd = socketFd(response.socket);
+    const info = fd === null ? null : this.#ctx.control.readTcpInfo(fd);
+    return info === null || info.notsentBytes === 0;
+  }
+
+  /**
+   * Starts a response: sets its rate (when it `owns` the socket's pacing; a bodiless
+   * response behind another only gets its own line) and returns the body to send
+   * (null when it has none).
+   */
+  #begin(response: MediaResponse, owns: boolean): unknown {
+    const { socket, state } = response;
+    const fd = socketFd(socket);
+    const start = this.#readStartInfo(fd);
+    Object.assign(response, { start, started: true, startMs: performance.now(), startBytesWritten: socket.bytesWritten ?? 0 });
+    if (!owns) return null;
+    state.active = response;
+    const decision = this.#apply(fd, state, this.#decide(socket, start, response));
+    Object.assign(response, decision);
+    if (decision.outcome !== 'paced' && state.paced && fd !== null && this.#setRate(fd, UNLIMITED_PACING_RATE)) state.paced = false;
+    const pending = response.pending;
+    response.pending = null;
+    if (pending === null) return null;
+    const { body, pacer } = this.#bodyFor(pending, decision, start);
+    response.pacer = pacer;
+    return body;
+  }
+
+  /** Starts the next queued response of a socket whose active one has ended. */
+  #beginNext(state: SocketState): void {
+    const next = state.queued.shift();
+    if (next === undefined) return;
+    if (next.socket.destroyed) {
+      next.aborted = true;
+      return this.#finish(next, null);
+    }
+    const body = this.#begin(next, true) as Readable;
+    // Errors surface through the gate, which fastify is sending.
+    pipeline(body, next.gate!, () => {});
   }
 
   /** The request's CMCD rate; a malformed payload is counted and logged once. */
@@ -242,18 +307,25 @@ export class PacingController {
     return start;
   }
 
-  /** Caps the socket at the clamped rate (or says why not). */
-  #applyRate(socket: Socket, fd: number | null, state: SocketState, start: TcpInfo | null, rtpKbps: number): RateDecision {
+  /** The rate a response asks for, clamped, and how its bursts will be made (nothing set yet). */
+  #decide(socket: Socket, start: TcpInfo | null, response: MediaResponse): RateDecision {
     const { options, control } = this.#ctx;
+    const rtpKbps = response.rate.rtpKbps;
+    if (response.pending === null || rtpKbps === null) return UNPACED;
     if (!options.pacing) return { ...UNPACED, outcome: 'disabled' };
-    if (fd === null || !control.available) return { ...UNPACED, outcome: 'unavailable' };
+    if (socketFd(socket) === null || !control.available) return { ...UNPACED, outcome: 'unavailable' };
     const kbps = clampRateKbps(rtpKbps, options.minRateKbps, options.maxRateKbps);
     const bytesPerS = kbpsToBytesPerS(kbps);
-    const plan = this.#planFor(socket, start, bytesPerS);
-    const capBytesPerS = plan.mechanism === 'app' ? APP_KERNEL_CAP_FACTOR * bytesPerS : bytesPerS;
-    if (!this.#setRate(fd, BigInt(Math.round(capBytesPerS)))) return { ...UNPACED, outcome: 'unavailable' };
+    return { outcome: 'paced', appliedRateKbps: kbps, rateBytesPerS: bytesPerS, plan: this.#planFor(socket, start, bytesPerS) };
+  }
+
+  /** Caps the socket as decided (or says why it could not). */
+  #apply(fd: number | null, state: SocketState, decision: RateDecision): RateDecision {
+    if (decision.outcome !== 'paced' || decision.plan === null || decision.rateBytesPerS === null) return decision;
+    const capBytesPerS = decision.plan.mechanism === 'app' ? APP_KERNEL_CAP_FACTOR * decision.rateBytesPerS : decision.rateBytesPerS;
+    if (fd === null || !this.#setRate(fd, BigInt(Math.round(capBytesPerS)))) return { ...UNPACED, outcome: 'unavailable' };
     state.paced = true;
-    return { outcome: 'paced', appliedRateKbps: kbps, rateBytesPerS: bytesPerS, plan };
+    return decision;
   }
 
   /** The body to send: the file stream, re-timed into application bursts when the plan says so. */
@@ -277,7 +349,6 @@ export class PacingController {
    */
   #track(response: MediaResponse): void {
     const { socket, reply } = response;
-    response.state.active = response;
     this.#active.add(response);
     this.#ctx.metrics.activeResponses.set(this.#active.size);
     if (socket.destroyed || reply.raw.destroyed) {
@@ -331,6 +402,7 @@ export class PacingController {
     response.drainTimer = null;
     if (response.onSocketClose !== null) response.socket.removeListener('close', response.onSocketClose);
     response.onSocketClose = null;
+    if (!response.started) return this.#dropQueued(response);
     if (response.pacer !== null && !response.pacer.destroyed && response.aborted) response.pacer.destroy();
     const { control, metrics } = this.#ctx;
     const durationMs = performance.now() - response.startMs;
@@ -354,6 +426,24 @@ export class PacingController {
       metrics.achievedRateKbps.observe(achievedKbps);
       metrics.achievedRatio.observe(achievedKbps / response.appliedRateKbps!);
     }
+    this.#log(response, bytes, durationMs, endInfo);
+    if (state.active === null) this.#beginNext(state);
+  }
+
+  /** Ends a queued response that never started (its connection went first). */
+  #dropQueued(response: MediaResponse): void {
+    const { state } = response;
+    state.queued = state.queued.filter((r) => r !== response);
+    response.pending?.destroy();
+    response.gate?.destroy();
+    response.aborted = true;
+    this.#active.delete(response);
+    this.#ctx.metrics.activeResponses.set(this.#active.size);
+    this.#log(response, 0, 0, null);
+  }
+
+  /** The response's "media response" line (docs/server-contract.md). */
+  #log(response: MediaResponse, bytes: number, durationMs: number, end: TcpInfo | null): void {
     const telemetry = buildTelemetry({
       path: response.path,
       status: response.reply.statusCode,
@@ -365,7 +455,7 @@ export class PacingController {
       burstPackets: this.#ctx.options.burstPackets,
       plan: response.plan,
       start: response.start,
-      end: endInfo,
+      end,
       remoteAddress: response.remoteAddress,
       remotePort: response.remotePort,
       aborted: response.aborted,

@@ -180,6 +180,46 @@ describe.each([['kernel'], ['app']] as const)('clients that vanish (--burst-mode
   }, 30_000);
 });
 
+describe('a connection reset while pipelined responses wait behind a paced one', () => {
+  let mediaDir: string;
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    mediaDir = makeDir({ 'seg.m4s': randomFile(SEGMENT_BYTES), 'big.m4s': randomFile(BIG_BYTES) });
+    server = await startServer({ mediaDir, logLevel: 'info' });
+  });
+  afterAll(async () => {
+    await server.close();
+    removeDir(mediaDir);
+  });
+
+  testPaced('every queued response ends (aborted, its file closed)', async () => {
+    const before = baseline();
+    const heads = ['big.m4s', 'seg.m4s', 'big.m4s'].map((f) => `GET /media/${f} HTTP/1.1\r\nHost: 127.0.0.1\r\nCMCD-Status: rtp=4000\r\n\r\n`).join('');
+    const localPort = await new Promise<number>((resolve) => {
+      const socket = net.connect(server.port, '127.0.0.1', () => socket.write(heads));
+      let got = 0;
+      socket.on('data', (chunk: Buffer) => {
+        got += chunk.length;
+        if (got >= 500_000 && !socket.destroyed) {
+          const port = socket.localPort!;
+          socket.resetAndDestroy();
+          resolve(port);
+        }
+      });
+      socket.on('error', () => undefined);
+    });
+    await expectBackTo(server, before);
+    const lines = await waitFor(() => {
+      const mine = server.logs.media().filter((t) => t.remotePort === localPort);
+      return mine.length === 3 ? mine : null;
+    });
+    expect(lines.map((t) => t.aborted)).toEqual([true, true, true]);
+    expect(lines.slice(1).map((t) => t.bytes)).toEqual([0, 0]);
+    await expectStillServing(server);
+  }, 30_000);
+});
+
 describe('2,000 clients that vanish before the response: memory returns to the baseline', () => {
   let mediaDir: string;
   let server: RunningServer;

@@ -1,0 +1,81 @@
+// HTTP/1.1 pipelining: two requests written back to back on one connection. Node
+// answers them in order; the second response must not take over the socket's pacing
+// while the first is still being paced. Each is paced at its own rate, from its own
+// first body byte, and each gets its own telemetry line with its own bytes.
+import net from 'node:net';
+import { loadSocketControl } from '../src/socket.js';
+import { MB, makeDir, randomFile, removeDir, startServer, waitFor, type RunningServer } from './helpers.js';
+
+const control = loadSocketControl();
+const describeLinux = control.available ? describe : describe.skip;
+if (!control.available) console.log(`SKIP: pipelining tests need SO_MAX_PACING_RATE: ${control.unavailableReason}`);
+
+interface Arrival {
+  /** Milliseconds after the requests were written when each byte count was reached. */
+  atMs: Array<[number, number]>;
+  totalBytes: number;
+  localPort: number;
+}
+
+/** Writes `heads` in one write and records the arrival timeline until `expectBytes` have come. */
+function pipelined(port: number, heads: string[], expectBytes: number): Promise<Arrival> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      const startMs = performance.now();
+      const atMs: Array<[number, number]> = [];
+      let total = 0;
+      socket.on('data', (chunk: Buffer) => {
+        total += chunk.length;
+        atMs.push([performance.now() - startMs, total]);
+        if (total >= expectBytes) {
+          const localPort = socket.localPort!;
+          socket.end();
+          resolve({ atMs, totalBytes: total, localPort });
+        }
+      });
+      socket.write(heads.join(''));
+    });
+    socket.on('error', reject);
+  });
+}
+
+const head = (path: string, rtpKbps: number): string => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nCMCD-Status: rtp=${rtpKbps}\r\n\r\n`;
+
+describeLinux.each([['kernel'], ['app']] as const)('two pipelined paced requests (--burst-mode %s)', (burstMode) => {
+  let mediaDir: string;
+  let server: RunningServer;
+  const FIRST_BYTES = 3 * MB;
+  const SECOND_BYTES = 2 * MB;
+
+  beforeAll(async () => {
+    mediaDir = makeDir({ 'first.m4s': randomFile(FIRST_BYTES), 'second.m4s': randomFile(SECOND_BYTES) });
+    server = await startServer({ mediaDir, burstMode });
+  });
+  afterAll(async () => {
+    await server.close();
+    removeDir(mediaDir);
+  });
+
+  test('are served in order, each at its own rate, each with its own telemetry line', async () => {
+    // 3 MB at 2 MB/s, then 2 MB at 4 MB/s: about 1.5 s + 0.5 s.
+    const arrival = await pipelined(server.port, [head('/media/first.m4s', 16_000), head('/media/second.m4s', 32_000)], FIRST_BYTES + SECOND_BYTES);
+    const lines = await waitFor(() => {
+      const mine = server.logs.media().filter((t) => t.remotePort === arrival.localPort);
+      return mine.length === 2 ? mine : null;
+    });
+    const first = lines.find((t) => t.path === '/media/first.m4s')!;
+    const second = lines.find((t) => t.path === '/media/second.m4s')!;
+    expect(first).toMatchObject({ aborted: false, pacing: 'paced', appliedRateKbps: 16_000, bytes: FIRST_BYTES, maxPacingRateBytesPerS: expect.any(Number) });
+    expect(second).toMatchObject({ aborted: false, pacing: 'paced', appliedRateKbps: 32_000, bytes: SECOND_BYTES });
+    // Each line's achieved rate is its own: within 15% of what it asked for.
+    expect(first.achievedRateKbps! / 16_000).toBeGreaterThan(0.85);
+    expect(first.achievedRateKbps! / 16_000).toBeLessThan(1.15);
+    expect(second.achievedRateKbps! / 32_000).toBeGreaterThan(0.85);
+    expect(second.achievedRateKbps! / 32_000).toBeLessThan(1.3);
+    // The receiver sees the first body at 2 MB/s: the second's rate did not take over.
+    const at = (bytes: number): number => arrival.atMs.find(([, total]) => total >= bytes)![0];
+    const firstRateBytesPerS = (2 * MB) / ((at(FIRST_BYTES) - at(MB)) / 1000);
+    expect(firstRateBytesPerS / (2 * MB)).toBeLessThan(1.15);
+    expect(server.app.sammy.pacing.activeResponses).toBe(0);
+  }, 30_000);
+});
