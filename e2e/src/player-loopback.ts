@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { Browser, Page, Request } from 'playwright-core';
 import type { ResponseTelemetry } from '@sammy/server/telemetry';
-import type { Arm, SessionQoE } from '../../player/src/abr/records.js';
+import type { Arm, SessionQoE } from '@sammy/player/abr';
 import { REPO_DIR } from './lab/paths.js';
 import { start, stop, waitForOutput, type Managed } from './lab/processes.js';
 import { readTelemetry } from './lab/video-server.js';

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARMS, type Arm } from '../../../player/src/abr/records.js';
+import { armsIn, type Arm } from '@sammy/player/abr';
 import { SCENARIO_DIR } from './paths.js';
 import { LabError } from './processes.js';
 
@@ -116,8 +116,11 @@ function bool(o: Obj, path: string, key: string, fallback: boolean): boolean {
   return v;
 }
 
+/** The arms the registry says run headless: the lab drives the player page in headless Chromium. */
+const LAB_ARMS: readonly Arm[] = armsIn('headless');
+
 function arm(path: string, v: unknown): Arm {
-  if (!ARMS.includes(v as Arm)) bad(path, v, ARMS.join(', '));
+  if (!LAB_ARMS.includes(v as Arm)) bad(path, v, LAB_ARMS.join(', '));
   return v as Arm;
 }
 
@@ -191,7 +194,7 @@ export function parseScenario(json: unknown): Scenario {
   const neighbours = o.neighbours.map((n, i) => experiment(n, `neighbours[${i}]`, playS));
   const kinds = neighbours.map((n) => n.kind);
   if (new Set(kinds).size !== kinds.length) bad('neighbours', kinds, 'each kind at most once');
-  if (!Array.isArray(o.arms) || o.arms.length === 0) bad('arms', o.arms, `a non-empty array of ${ARMS.join(', ')}`);
+  if (!Array.isArray(o.arms) || o.arms.length === 0) bad('arms', o.arms, `a non-empty array of ${LAB_ARMS.join(', ')}`);
   const arms = o.arms.map((a, i) => arm(`arms[${i}]`, a));
   if (new Set(arms).size !== arms.length) bad('arms', arms, 'each arm at most once');
   neighbours.forEach((n, i) => n.arms?.forEach((a, j) => arms.includes(a) || bad(`neighbours[${i}].arms[${j}]`, a, `one of the scenario's arms (${arms.join(', ')})`)));

@@ -1,5 +1,5 @@
 import type { ResponseTelemetry } from '@sammy/server/telemetry';
-import type { SessionQoE } from '../../../player/src/abr/records.js';
+import type { SessionQoE } from '@sammy/player/abr';
 import { neighbourMetrics, parseHttpLines, parseTcpLines, parseUdpLines } from '../../src/lab/neighbours.js';
 import { ownerPid } from '../../src/lab/netns.js';
 import { parseTcQdisc } from '../../src/lab/queue-monitor.js';

@@ -9,7 +9,8 @@
 import { parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { InitialThroughputHistory } from '../abr/history.js';
 import { summarizeSession } from '../abr/qoe.js';
-import { ARMS, type Arm, type SessionQoE } from '../abr/records.js';
+import { ARMS, type Arm } from '../abr/arms/index.js';
+import type { SessionQoE } from '../abr/records.js';
 import { startPlayback, type Playback, type SentRequest } from '../dashjs/adapter.js';
 import { DEFAULT_PLAYER_CONFIG, parseArm, resolvePlayerConfig, type PlayerConfig } from '../dashjs/player-config.js';
 import { LiveCharts } from './charts.js';
