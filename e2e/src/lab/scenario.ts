@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { armsIn, type Arm } from '@sammy/player/abr';
+import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
 import { SCENARIO_DIR } from './paths.js';
 import { LabError } from './processes.js';
 
@@ -221,7 +222,7 @@ export function parseScenario(json: unknown): Scenario {
       warmupSessions: history === 'per-arm' ? int(player, 'player', 'warmupSessions', 0, 10, 1) : 0,
       warmupPlayS: num(player, 'player', 'warmupPlayS', 1, 600, 5),
     },
-    server: { burstPackets: int(server, 'server', 'burstPackets', 1, 65535, 4), congestionControl: cc, extraArgs: extraArgs as string[] },
+    server: { burstPackets: int(server, 'server', 'burstPackets', 1, 65535, DEFAULT_SERVER_OPTIONS.burstPackets), congestionControl: cc, extraArgs: extraArgs as string[] },
     neighbours,
     arms,
     trials: int(o, 'scenario', 'trials', 1, 1000, 1),

@@ -6,7 +6,7 @@
  *   autoplay=1|0                           (default 1; with 0 the session starts on the Play button)
  * and `window.sammy` for tests and the lab.
  */
-import { parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
+import { DEFAULT_SEGMENT_DURATION_S, parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { InitialThroughputHistory } from '../abr/history.js';
 import { summarizeSession } from '../abr/qoe.js';
 import { ARMS, type Arm } from '../abr/arms/index.js';
@@ -143,7 +143,7 @@ function stop(): SessionQoE {
 }
 
 function emptyQoe(): SessionQoE {
-  return summarizeSession({ arm, config: fullConfig(), chunks: [], segmentDurationS: 2, ssim: null, playDelayS: null, rebufferCount: 0, rebufferS: 0, playedRanges: [] });
+  return summarizeSession({ arm, config: fullConfig(), chunks: [], segmentDurationS: DEFAULT_SEGMENT_DURATION_S, ssim: null, playDelayS: null, rebufferCount: 0, rebufferS: 0, playedRanges: [] });
 }
 
 window.sammy = {

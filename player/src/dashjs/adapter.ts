@@ -16,7 +16,7 @@
  */
 import * as dashjs from 'dashjs';
 import type { MediaPlayerClass } from 'dashjs';
-import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
+import { DEFAULT_SEGMENT_DURATION_S, type SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { ARM_REGISTRY, type Arm, type RtpChoice } from '../abr/arms/index.js';
 import { pickSammyConfig } from '../abr/config.js';
 import type { InitialThroughputHistory } from '../abr/history.js';
@@ -286,7 +286,7 @@ export function startPlayback(o: PlaybackOptions): Playback {
   const log = o.log ?? ((m: string, err?: unknown) => console.warn(`[sammy] ${m}`, err ?? ''));
   const ladder: Ladder | null = o.sidecar ? ladderFromSidecar(o.sidecar) : null;
   const session = coreSession(o, ladder);
-  const segmentDurationS = o.sidecar?.segmentDurationS ?? 2;
+  const segmentDurationS = o.sidecar?.segmentDurationS ?? DEFAULT_SEGMENT_DURATION_S;
   // A seek restarts the segment count from the playhead (the callback runs only after `state` is set).
   const collector = collectorFor(o, now, log, session, segmentDurationS, () => void (state.lastVideoIndex = null));
   const player = dashjs.MediaPlayer().create();
