@@ -1,6 +1,6 @@
 /**
  * The demo page (served by the server at `/`). URL parameters (HELPERS.md "Player page"):
- *   arm=sammy|control|fixed4x|dashjs-rtp   (default sammy)
+ *   arm=NAME                               an arm that runs in the browser (src/abr/arms/; default sammy)
  *   mpd=URL                                (default /media/manifest.mpd; segments.json is read next to it)
  *   config=<URI-encoded JSON>              overrides of the player config, e.g. {"maxBufferS":240}
  *   autoplay=1|0                           (default 1; with 0 the session starts on the Play button)
