@@ -12,8 +12,8 @@ import type { ArmPolicy, SimArm } from './types.js';
 export interface ArmOptions {
   /**
    * The player's buffer target, the same for every arm, set as the browser player
-   * does (player/src/dashjs/settings.ts): Sammy's maxBufferS, and dash.js's
-   * bufferTimeDefault, bufferTimeAtTopQuality and bufferTimeAtTopQualityLongForm.
+   * does (`dashjsBufferTimesS` in `@sammy/player/abr`): Sammy's maxBufferS, and
+   * dash.js's bufferTimeDefault, bufferTimeAtTopQuality and bufferTimeAtTopQualityLongForm.
    * Default: DEFAULT_SAMMY_CONFIG.maxBufferS (30 s, dash.js's own target at the top rung).
    */
   maxBufferS?: number;
