@@ -1,5 +1,5 @@
 import { ARM_PARAMS, ARM_REGISTRY, ARMS, armsIn, dashjsBufferTimesS, isArmName, spiralRung, type ArmName, type RtpInput } from '../../src/abr/arms/index.js';
-import { resolveSammyConfig } from '../../src/abr/config.js';
+import { isSammyConfigKey, resolveSammyConfig } from '../../src/abr/config.js';
 import { SammySession } from '../../src/abr/session.js';
 import { cbrLadder, LAB_BITRATES_KBPS } from './fixtures.js';
 
@@ -23,6 +23,12 @@ describe('the arm registry', () => {
       expect(spec.sim !== null).toBe((spec.runs as readonly string[]).includes('simulator'));
     }
     for (const p of Object.values(ARM_PARAMS)) expect(p.default >= p.min && p.default <= p.max).toBe(true);
+  });
+
+  test("no two arms declare the same parameter, and none shadows one of the core's", () => {
+    const names = Object.values(ARM_REGISTRY).flatMap((spec) => Object.keys(spec.params));
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) expect(isSammyConfigKey(name)).toBe(false);
   });
 
   test('rtp per arm: control none, fixed4x 4x the top bitrate rounded up, dashjs-rtp keeps dash.js\'s', () => {
