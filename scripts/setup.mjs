@@ -16,6 +16,7 @@ export const APT_PACKAGES = {
   'iputils-ping': 'ping',
   gcc: 'gcc',
   'libc6-dev': '/usr/include/stdio.h',
+  'nginx-light': 'nginx',
 };
 
 function aptPackageInstalled(pkg) {

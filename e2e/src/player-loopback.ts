@@ -2,13 +2,11 @@
  * The player page against the real server over plain loopback (no namespaces, no
  * shaping): one server per session, so each session has its own telemetry log.
  */
-import { join } from 'node:path';
 import type { Browser, Page, Request } from 'playwright-core';
-import type { ResponseTelemetry } from '@sammy/server/telemetry';
-import type { Arm, SessionQoE } from '../../player/src/abr/records.js';
+import { startServer, stop, type Managed } from '@sammy/server/process';
+import { readTelemetry, type ResponseTelemetry } from '@sammy/server/telemetry';
+import type { Arm, SessionQoE } from '@sammy/player/abr';
 import { REPO_DIR } from './lab/paths.js';
-import { start, stop, waitForOutput, type Managed } from './lab/processes.js';
-import { readTelemetry } from './lab/video-server.js';
 
 export interface LoopbackServer {
   url: string;
@@ -17,12 +15,9 @@ export interface LoopbackServer {
 }
 
 export async function startLoopbackServer(o: { mediaDir: string; playerDir: string; logFile: string }): Promise<LoopbackServer> {
-  const cli = join(REPO_DIR, 'server', 'src', 'cli.ts');
-  const args = ['--import', 'tsx', cli, '--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--log', o.logFile, '--log-level', 'warn'];
-  const p = start('server', process.execPath, args, { cwd: REPO_DIR });
-  await waitForOutput(p, /listening on http:\/\/\S+:\d+\n/, 30_000);
-  const url = /listening on (http:\/\/\S+:\d+)/.exec(p.stdout())![1]!;
-  return { url, logFile: o.logFile, process: p };
+  const args = ['--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--log', o.logFile, '--log-level', 'warn'];
+  const s = await startServer({ args, cwd: REPO_DIR });
+  return { url: s.url, logFile: o.logFile, process: s.process };
 }
 
 /** Stops the server (it writes the lines of responses still in flight on close) and reads its log. */

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { abandonPartialOutputs, encodeLadder } from './encode.js';
 import { EncoderError } from './errors.js';
 import { resolveLadder } from './ladder.js';
+import { DEFAULT_SEGMENT_DURATION_S } from './sidecar.js';
 
 const USAGE = 'usage: npm run encode -- (--input FILE | --synthetic SECONDS) --out DIR [--ladder lab|hd|LADDER.json] [--segment-seconds S]';
 
@@ -35,7 +36,7 @@ async function main(): Promise<number> {
         synthetic: { type: 'string' },
         out: { type: 'string' },
         ladder: { type: 'string', default: 'lab' },
-        'segment-seconds': { type: 'string', default: '2' },
+        'segment-seconds': { type: 'string', default: String(DEFAULT_SEGMENT_DURATION_S) },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,

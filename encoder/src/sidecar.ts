@@ -7,6 +7,12 @@
  * encoder share one definition and one validator.
  */
 
+/**
+ * The encoder's segment duration unless told otherwise (`--segment-seconds`), and what
+ * a player assumes when it has no `segments.json` to read it from.
+ */
+export const DEFAULT_SEGMENT_DURATION_S = 2;
+
 export interface SidecarRepresentation {
   /** The MPD Representation@id. */
   id: string;

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readMpdRepresentations } from '../src/encode.js';
+import { readMpdRepresentations } from '../src/mpd.js';
 import { parseSegmentsSidecar } from '../src/sidecar.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

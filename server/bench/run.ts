@@ -8,15 +8,18 @@
 //      namespace mechanism (tcp_min_tso_segs + gso_max_segs);
 //   3. server CPU per GB served against Debian's nginx, same files, same clients.
 // Needs root (namespaces, tcpdump). Not part of `npm test`.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { ResponseTelemetry } from '../src/telemetry.js';
+import { ensureAptPackages } from '../../scripts/setup.mjs';
+import { killAll, start, startServer, stop, waitForOutput, type Managed } from '../src/process.js';
+import { readTelemetry, type ResponseTelemetry } from '../src/telemetry.js';
 import type { ClientJob, GetResult, LoadResult } from './client.js';
+import { cpuRatios, type CpuRow } from './cpu-ratios.js';
 import { BenchNet, sh } from './netns.js';
 import { parseTcpdump, summarizeTrains, TRAIN_BUCKETS, trainLengths, type TrainSummary } from './trains.js';
 
@@ -25,20 +28,10 @@ const MSS_BYTES = 1448; // veth MTU 1500, IPv4, TCP timestamps
 const MB = 1_000_000;
 const say = (line = ''): void => void process.stdout.write(`${line}\n`);
 
-function hasCommand(cmd: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
-}
-
-/** Installs a Debian package as root, or says exactly what to run. */
-function ensurePackage(cmd: string, pkg: string): boolean {
-  if (hasCommand(cmd)) return true;
-  if (process.getuid?.() === 0 && hasCommand('apt-get')) {
-    say(`installing ${pkg}: apt-get install -y ${pkg}`);
-    if (spawnSync('apt-get', ['install', '-y', '-q', pkg], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0) {
-      return hasCommand(cmd);
-    }
-  }
-  say(`SKIP: needs ${cmd}; install it with: sudo apt-get install -y ${pkg}`);
+/** Installs a Debian package as root (scripts/setup.mjs), or says exactly what to run. */
+function ensurePackage(pkg: string): boolean {
+  if (ensureAptPackages([pkg]).length === 0) return true;
+  say(`SKIP: needs ${pkg}; install it with: sudo apt-get install -y ${pkg}`);
   return false;
 }
 
@@ -62,57 +55,26 @@ function cpuSeconds(pid: number): number {
   return [pid, ...childPids(pid)].reduce((sum, p) => sum + cpuTicks(p), 0) / ticksPerS;
 }
 
-function waitForLine(child: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
-  return new Promise((resolvePromise, reject) => {
-    let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms: ${buffer.slice(-500)}`)), timeoutMs);
-    child[stream]!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const m = pattern.exec(buffer);
-      if (m !== null) {
-        clearTimeout(timer);
-        resolvePromise(m);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before ${pattern}: ${buffer.slice(-500)}`)));
-  });
-}
-
-async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill(signal);
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-}
-
 interface Server {
   name: string;
-  child: ChildProcess;
+  process: Managed;
   pid: number;
   port: number;
   logFile: string | null;
 }
 
-const children = new Set<ChildProcess>();
-
-function track(child: ChildProcess): ChildProcess {
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
+/** Runs `cmd args` inside the server's namespace. */
+const inServer = (net: BenchNet) => (cmd: string, args: string[]): [string, string[]] => ['ip', net.inServer([cmd, ...args])];
 
 async function startSammy(net: BenchNet, work: string, mediaDir: string, name: string, args: string[]): Promise<Server> {
   const logFile = join(work, `${name}.jsonl`);
-  const child = track(
-    spawn(
-      'ip',
-      net.inServer([process.execPath, '--import', 'tsx', 'src/cli.ts', '--media', mediaDir, '--host', net.serverIp, '--port', '0', '--log', logFile, '--log-level', 'warn', ...args]),
-      { cwd: SERVER_DIR, stdio: ['ignore', 'pipe', 'pipe'] },
-    ),
-  );
-  const m = await waitForLine(child, 'stdout', /listening on http:\/\/[^\s]+:(\d+)/, 30_000);
-  return { name, child, pid: child.pid!, port: Number(m[1]), logFile };
+  const s = await startServer({
+    name,
+    args: ['--media', mediaDir, '--host', net.serverIp, '--port', '0', '--log', logFile, '--log-level', 'warn', ...args],
+    cwd: SERVER_DIR,
+    wrap: inServer(net),
+  });
+  return { name, process: s.process, pid: s.process.child.pid!, port: s.port, logFile };
 }
 
 async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, limitRateBytesPerS: number | null): Promise<Server> {
@@ -139,39 +101,25 @@ http {
 }
 `,
   );
-  const child = track(spawn('ip', net.inServer(['nginx', '-c', conf, '-p', prefix, '-g', 'daemon off;']), { stdio: ['ignore', 'pipe', 'pipe'] }));
+  const nginx = start(name, ...inServer(net)('nginx', ['-c', conf, '-p', prefix, '-g', 'daemon off;']));
   // nginx says nothing when it is up: wait until it answers.
   for (let i = 0; i < 50; i++) {
     await new Promise((r) => setTimeout(r, 100));
     const probe = spawnSync('ip', net.inServer(['bash', '-c', `exec 3<>/dev/tcp/${net.serverIp}/${port}`]), { stdio: 'ignore' });
-    if (probe.status === 0) return { name, child, pid: child.pid!, port, logFile: null };
+    if (probe.status === 0) return { name, process: nginx, pid: nginx.child.pid!, port, logFile: null };
   }
   throw new Error(`nginx did not start: ${readFileSync(join(prefix, 'error.log'), 'utf8').slice(-500)}`);
 }
 
 async function runClient<T>(net: BenchNet, job: ClientJob): Promise<T> {
-  const child = track(spawn('ip', net.inClient([process.execPath, '--import', 'tsx', 'bench/client.ts', JSON.stringify(job)]), { cwd: SERVER_DIR, stdio: ['ignore', 'pipe', 'pipe'] }));
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await new Promise<number | null>((r) => child.once('exit', r));
-  if (code !== 0) throw new Error(`client failed (${code}): ${err.slice(-800)}`);
-  return JSON.parse(out.trim().split('\n').at(-1)!) as T;
+  const client = start('bench client', 'ip', net.inClient([process.execPath, '--import', 'tsx', 'bench/client.ts', JSON.stringify(job)]), { cwd: SERVER_DIR });
+  const code = await client.exited;
+  if (code !== 0) throw new Error(`client failed (${code}): ${client.stderr().slice(-800)}`);
+  return JSON.parse(client.stdout().trim().split('\n').at(-1)!) as T;
 }
 
 function telemetry(server: Server): ResponseTelemetry[] {
-  if (server.logFile === null) return [];
-  let text = '';
-  try {
-    text = readFileSync(server.logFile, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter((l) => l.includes('"media response"'))
-    .map((l) => JSON.parse(l) as ResponseTelemetry);
+  return server.logFile === null ? [] : readTelemetry(server.logFile);
 }
 
 async function lineFor(server: Server, localPort: number): Promise<ResponseTelemetry | undefined> {
@@ -228,8 +176,8 @@ async function accuracy(net: BenchNet, work: string, mediaDir: string): Promise<
       results.push(row);
     }
   } finally {
-    await stop(auto.child);
-    await stop(kernel.child);
+    await stop(auto.process, { graceMs: 5000 });
+    await stop(kernel.process, { graceMs: 5000 });
   }
   table(['requested Mbit/s', 'default: mechanism', 'achieved Mbit/s', 'ratio', '--burst-mode kernel: mechanism', 'achieved Mbit/s', 'ratio'], rows);
   say();
@@ -243,12 +191,8 @@ const BURST_RATES_BYTES_PER_S = [2 * MB, 8 * MB];
 
 async function captureTrains(net: BenchNet, work: string, server: Server, file: string, rateBytesPerS: number, n: number): Promise<TrainSummary & { achievedRatio: number }> {
   const pcap = join(work, `cap-${process.hrtime.bigint()}.pcap`);
-  const dump = track(
-    spawn('ip', net.inServer(['tcpdump', '-i', net.serverDev, '-n', '-U', '-s', '128', '--time-stamp-precision=nano', '-w', pcap, `tcp src port ${server.port}`]), {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    }),
-  );
-  await waitForLine(dump, 'stderr', /listening on/, 10_000);
+  const dump = start('tcpdump', ...inServer(net)('tcpdump', ['-i', net.serverDev, '-n', '-U', '-s', '128', '--time-stamp-precision=nano', '-w', pcap, `tcp src port ${server.port}`]));
+  await waitForOutput(dump, /listening on/, 10_000, 'stderr');
   const r = await runClient<GetResult>(net, {
     kind: 'get',
     url: `http://${net.serverIp}:${server.port}/media/${file}`,
@@ -256,7 +200,7 @@ async function captureTrains(net: BenchNet, work: string, server: Server, file: 
     markBytes: 200_000,
   });
   await new Promise((r2) => setTimeout(r2, 200));
-  await stop(dump, 'SIGINT');
+  await stop(dump, { signal: 'SIGINT', graceMs: 5000 });
   const text = sh('tcpdump', ['-r', pcap, '-n', '-tt', '--time-stamp-precision=nano']);
   rmSync(pcap, { force: true });
   return { ...summarizeTrains(trainLengths(parseTcpdump(text), MSS_BYTES), n), achievedRatio: r.rateAfterMarkBytesPerS / rateBytesPerS };
@@ -291,7 +235,7 @@ async function bursts(net: BenchNet, work: string, mediaDir: string): Promise<un
       record(rate, 0, 'kernel, default sysctls', '-', await captureTrains(net, work, kernel, `burst-${rate / MB}.m4s`, rate, 0));
     }
   } finally {
-    await stop(kernel.child);
+    await stop(kernel.process, { graceMs: 5000 });
   }
   // The server's default plan for each N (application-timed writes where needed).
   for (const n of BURST_N) {
@@ -302,7 +246,7 @@ async function bursts(net: BenchNet, work: string, mediaDir: string): Promise<un
         record(rate, n, 'server default (auto)', await planned(server), s);
       }
     } finally {
-      await stop(server.child);
+      await stop(server.process, { graceMs: 5000 });
     }
   }
   // The namespace mechanism: the server starts after the caps are set, sees them, and leaves it to the kernel.
@@ -315,7 +259,7 @@ async function bursts(net: BenchNet, work: string, mediaDir: string): Promise<un
         record(rate, n, `tcp_min_tso_segs=${n} gso_max_segs=${n}`, await planned(server), s);
       }
     } finally {
-      await stop(server.child);
+      await stop(server.process, { graceMs: 5000 });
       net.setTrainCap(null);
     }
   }
@@ -332,15 +276,7 @@ const CPU_FILES = 16;
 const CPU_CONNECTIONS = 16;
 const CPU_PACE_BYTES_PER_S = 2 * MB; // 16 Mbit/s per connection, the thesis lab's pace range
 
-interface CpuRow {
-  config: string;
-  bytes: number;
-  elapsedS: number;
-  cpuS: number;
-  cpuSPerGB: number;
-}
-
-async function measureCpu(net: BenchNet, server: Server, paced: boolean, config: string): Promise<CpuRow> {
+async function measureCpu(net: BenchNet, server: Server, paced: boolean, id: CpuRow['id'], config: string): Promise<CpuRow> {
   const urls = Array.from({ length: CPU_FILES }, (_, i) => `http://${net.serverIp}:${server.port}/media/seg-${i}.m4s`);
   const before = cpuSeconds(server.pid);
   const r = await runClient<LoadResult>(net, {
@@ -352,7 +288,7 @@ async function measureCpu(net: BenchNet, server: Server, paced: boolean, config:
     maxS: paced ? 25 : 20,
   });
   const cpuS = cpuSeconds(server.pid) - before;
-  return { config, bytes: r.bytes, elapsedS: r.elapsedS, cpuS, cpuSPerGB: cpuS / (r.bytes / 1e9) };
+  return { id, config, bytes: r.bytes, elapsedS: r.elapsedS, cpuS, cpuSPerGB: cpuS / (r.bytes / 1e9) };
 }
 
 async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boolean): Promise<unknown> {
@@ -362,27 +298,27 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
   const sammy = await startSammy(net, work, mediaDir, 'cpu-auto', []);
   const sammyKernel = await startSammy(net, work, mediaDir, 'cpu-kernel', ['--burst-mode', 'kernel']);
   try {
-    rows.push(await measureCpu(net, sammy, true, `sammy paced ${CPU_PACE_BYTES_PER_S / MB} MB/s, N=4 (default plan)`));
-    rows.push(await measureCpu(net, sammyKernel, true, `sammy paced ${CPU_PACE_BYTES_PER_S / MB} MB/s, --burst-mode kernel`));
-    rows.push(await measureCpu(net, sammy, false, 'sammy unpaced'));
+    rows.push(await measureCpu(net, sammy, true, 'pacedDefault', `sammy paced ${CPU_PACE_BYTES_PER_S / MB} MB/s, N=4 (default plan)`));
+    rows.push(await measureCpu(net, sammyKernel, true, 'pacedKernel', `sammy paced ${CPU_PACE_BYTES_PER_S / MB} MB/s, --burst-mode kernel`));
+    rows.push(await measureCpu(net, sammy, false, 'unpaced', 'sammy unpaced'));
   } finally {
-    await stop(sammy.child);
-    await stop(sammyKernel.child);
+    await stop(sammy.process, { graceMs: 5000 });
+    await stop(sammyKernel.process, { graceMs: 5000 });
   }
   if (withNginx) {
     const plain = await startNginx(net, work, mediaDir, 'nginx', 18_080, null);
     try {
-      rows.push(await measureCpu(net, plain, false, 'nginx (sendfile), no pacing'));
+      rows.push(await measureCpu(net, plain, false, 'nginx', 'nginx (sendfile), no pacing'));
     } finally {
-      await stop(plain.child, 'SIGQUIT');
+      await stop(plain.process, { signal: 'SIGQUIT', graceMs: 5000 });
     }
     // nginx's nearest equivalent; it grants one second of limit_rate up front, so
     // responses this small are not slowed at all (see the seconds column).
     const limited = await startNginx(net, work, mediaDir, 'nginx-limit', 18_081, CPU_PACE_BYTES_PER_S);
     try {
-      rows.push(await measureCpu(net, limited, true, `nginx limit_rate ${CPU_PACE_BYTES_PER_S / MB} MB/s (does not slow 1 MB responses)`));
+      rows.push(await measureCpu(net, limited, true, 'nginxLimitRate', `nginx limit_rate ${CPU_PACE_BYTES_PER_S / MB} MB/s (does not slow 1 MB responses)`));
     } finally {
-      await stop(limited.child, 'SIGQUIT');
+      await stop(limited.process, { signal: 'SIGQUIT', graceMs: 5000 });
     }
   }
   table(
@@ -390,18 +326,13 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
     rows.map((r) => [r.config, fmt(r.bytes / 1e9, 3), fmt(r.elapsedS, 1), fmt(r.cpuS, 2), fmt(r.cpuSPerGB, 2)]),
   );
   say();
-  const ratios: Record<string, number> = {};
-  const perGB = (i: number): number => rows[i]!.cpuSPerGB;
-  if (withNginx) {
-    ratios['pacedDefaultVsNginx'] = perGB(0) / perGB(3);
-    ratios['pacedKernelVsNginx'] = perGB(1) / perGB(3);
-    ratios['unpacedVsNginx'] = perGB(2) / perGB(3);
-    say(`CPU per GB, sammy paced (default plan, N=4) / nginx: ${fmt(ratios['pacedDefaultVsNginx']!)}x`);
-    say(`CPU per GB, sammy paced (kernel trains) / nginx: ${fmt(ratios['pacedKernelVsNginx']!)}x`);
-    say(`CPU per GB, sammy unpaced / nginx: ${fmt(ratios['unpacedVsNginx']!)}x`);
+  const ratios = cpuRatios(rows);
+  if (ratios.pacedDefaultVsNginx !== undefined) {
+    say(`CPU per GB, sammy paced (default plan, N=4) / nginx: ${fmt(ratios.pacedDefaultVsNginx)}x`);
+    say(`CPU per GB, sammy paced (kernel trains) / nginx: ${fmt(ratios.pacedKernelVsNginx!)}x`);
+    say(`CPU per GB, sammy unpaced / nginx: ${fmt(ratios.unpacedVsNginx!)}x`);
   }
-  ratios['appWriterVsKernel'] = perGB(0) / perGB(1);
-  say(`CPU per GB, application-timed bursts / kernel trains (both paced): ${fmt(ratios['appWriterVsKernel']!)}x`);
+  say(`CPU per GB, application-timed bursts / kernel trains (both paced): ${fmt(ratios.appWriterVsKernel)}x`);
   say();
   return { rows, ratios };
 }
@@ -414,8 +345,8 @@ async function main(): Promise<number> {
     say('SKIP: the server bench needs Linux and root (network namespaces, tcpdump); run it as root: sudo npm run bench -w @sammy/server');
     return 0;
   }
-  if (!ensurePackage('ip', 'iproute2') || !ensurePackage('tcpdump', 'tcpdump')) return 1;
-  const withNginx = ensurePackage('nginx', 'nginx-light');
+  if (!ensurePackage('iproute2') || !ensurePackage('tcpdump')) return 1;
+  const withNginx = ensurePackage('nginx-light');
   const removed = BenchNet.removeStale();
   if (removed.length > 0) say(`removed namespaces of dead bench runs: ${removed.join(', ')}`);
 
@@ -428,7 +359,7 @@ async function main(): Promise<number> {
   for (let i = 0; i < CPU_FILES; i++) writeFileSync(join(mediaDir, `seg-${i}.m4s`), randomBytes(MB));
 
   const cleanup = (): void => {
-    for (const child of children) child.kill('SIGKILL');
+    killAll();
     net.destroy();
     rmSync(work, { recursive: true, force: true });
   };

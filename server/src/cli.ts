@@ -7,6 +7,7 @@
 import { buildApp } from './app.js';
 import { cliMessage, parseCli, USAGE } from './args.js';
 import { ServerError } from './errors.js';
+import { listeningLine } from './process.js';
 
 async function main(): Promise<void> {
   const input = parseCli(process.argv.slice(2));
@@ -19,9 +20,8 @@ async function main(): Promise<void> {
   await app.listen({ host, port });
   const address = app.server.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
-  const shownHost = host.includes(':') ? `[${host}]` : host;
-  // The one line scripts wait for (docs/server-contract.md: the lab reads the port from it).
-  process.stdout.write(`listening on http://${shownHost}:${boundPort}\n`);
+  // The one line scripts wait for (docs/server-contract.md); its writer and reader are in process.ts.
+  process.stdout.write(listeningLine(host, boundPort));
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       app.close().then(

@@ -1,6 +1,7 @@
 // One structured log line per media response (the lab reads these back from
 // --log FILE). Field names carry their units; TCP fields come from TCP_INFO read
 // when the response started and when its last byte left the socket.
+import { readFileSync } from 'node:fs';
 import type { BurstPlan } from './burst.js';
 import type { TcpInfo } from './tcpinfo.js';
 import { bytesPerSToKbps } from './units.js';
@@ -104,4 +105,34 @@ export function buildTelemetry(i: TelemetryInputs): Omit<ResponseTelemetry, 'tim
     aborted: i.aborted,
     cmcdProblem: i.cmcdProblem,
   };
+}
+
+/**
+ * The media-response lines of a server log (`--log FILE`, pino JSON lines); other
+ * lines are skipped, and so is a torn last line of a server that was killed.
+ */
+export function parseTelemetry(text: string): ResponseTelemetry[] {
+  const out: ResponseTelemetry[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.includes('"media response"')) continue;
+    try {
+      const r = JSON.parse(line) as ResponseTelemetry;
+      if (r.msg === 'media response') out.push(r);
+    } catch {
+      // a torn last line when the server was killed
+    }
+  }
+  return out;
+}
+
+/** The media-response lines of a log file; none when the file is not there (yet). */
+export function readTelemetry(logFile: string): ResponseTelemetry[] {
+  let text: string;
+  try {
+    text = readFileSync(logFile, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return parseTelemetry(text);
 }

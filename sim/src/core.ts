@@ -5,7 +5,12 @@
  * and the QoE summary is computed by the same function.
  */
 export {
+  ARM_REGISTRY,
+  armsIn,
+  dashjsBufferTimesS,
   DEFAULT_SAMMY_CONFIG,
+  FIXED_RTP_TOP_MULTIPLIER,
+  fixedRtpKbps,
   InitialThroughputHistory,
   SammySession,
   isSammyConfigKey,
@@ -13,8 +18,12 @@ export {
   memoryStore,
   resolveSammyConfig,
   roundRtpKbps,
+  SPIRAL_RULE,
+  spiralRung,
   summarizeSession,
   type Arm,
+  type ArmIn,
+  type SimModel,
   type ChunkRecord,
   type KeyValueStore,
   type Phase,

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { exitCleanlyOnSignals, runCleanups } from './cleanup.js';
 import { NEIGHBOUR_KINDS } from './neighbours.js';
-import { LabError } from './processes.js';
+import { LabError, ProcessError } from './processes.js';
 import { writeReportFromDir } from './report.js';
 import { runLab } from './runner.js';
 import { loadScenario, withOverrides } from './scenario.js';
@@ -67,7 +67,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   async (err: unknown) => {
-    const code = err instanceof LabError ? err.code : 'LAB_ERROR';
+    const code = err instanceof LabError || err instanceof ProcessError ? err.code : 'LAB_ERROR';
     process.stderr.write(`lab: ${code}: ${(err as Error).message}\n`);
     await runCleanups();
     process.exit(2);

@@ -8,10 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeLadder } from '@sammy/encoder/encode';
 import { resolveLadder } from '@sammy/encoder/ladder';
-import { parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
+import { DEFAULT_SEGMENT_DURATION_S, parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { CACHE_DIR } from './paths.js';
-
-export const SEGMENT_S = 2;
 
 export interface LabMedia {
   dir: string;
@@ -34,7 +32,7 @@ export async function ensureLabMedia(ladder: string, durationS: number, log: (li
       syntheticS: Math.ceil(durationS),
       outDir: dir,
       ladder: resolveLadder(ladder),
-      segmentS: SEGMENT_S,
+      segmentS: DEFAULT_SEGMENT_DURATION_S,
       onProgress: (f) => {
         const pct = Math.floor(f * 10) * 10;
         if (pct !== shown) log(`  encode ${(shown = pct)}%`);

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import type { Arm } from '../../../player/src/abr/records.js';
+import type { Arm } from '@sammy/player/abr';
 import { chromiumUnavailableReason, launchChromium } from '../browser.js';
 import { deferCleanup } from './cleanup.js';
 import { ensureLabMedia, type LabMedia } from './media.js';

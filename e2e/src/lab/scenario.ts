@@ -4,7 +4,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARMS, type Arm } from '../../../player/src/abr/records.js';
+import { armsIn, type Arm } from '@sammy/player/abr';
+import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
 import { NEIGHBOUR_KINDS, neighbourKind, type Neighbour, type NeighbourKind } from './neighbours.js';
 import { SCENARIO_DIR } from './paths.js';
 import { LabError } from './processes.js';
@@ -105,8 +106,11 @@ function bool(o: Obj, path: string, key: string, fallback: boolean): boolean {
   return v;
 }
 
+/** The arms the registry says run headless: the lab drives the player page in headless Chromium. */
+const LAB_ARMS: readonly Arm[] = armsIn('headless');
+
 function arm(path: string, v: unknown): Arm {
-  if (!ARMS.includes(v as Arm)) bad(path, v, ARMS.join(', '));
+  if (!LAB_ARMS.includes(v as Arm)) bad(path, v, LAB_ARMS.join(', '));
   return v as Arm;
 }
 
@@ -166,7 +170,7 @@ export function parseScenario(json: unknown): Scenario {
   const neighbours = o.neighbours.map((n, i) => experiment(n, `neighbours[${i}]`, playS));
   const kinds = neighbours.map((n) => n.kind);
   if (new Set(kinds).size !== kinds.length) bad('neighbours', kinds, 'each kind at most once');
-  if (!Array.isArray(o.arms) || o.arms.length === 0) bad('arms', o.arms, `a non-empty array of ${ARMS.join(', ')}`);
+  if (!Array.isArray(o.arms) || o.arms.length === 0) bad('arms', o.arms, `a non-empty array of ${LAB_ARMS.join(', ')}`);
   const arms = o.arms.map((a, i) => arm(`arms[${i}]`, a));
   if (new Set(arms).size !== arms.length) bad('arms', arms, 'each arm at most once');
   neighbours.forEach((n, i) => n.arms?.forEach((a, j) => arms.includes(a) || bad(`neighbours[${i}].arms[${j}]`, a, `one of the scenario's arms (${arms.join(', ')})`)));
@@ -193,7 +197,7 @@ export function parseScenario(json: unknown): Scenario {
       warmupSessions: history === 'per-arm' ? int(player, 'player', 'warmupSessions', 0, 10, 1) : 0,
       warmupPlayS: num(player, 'player', 'warmupPlayS', 1, 600, 5),
     },
-    server: { burstPackets: int(server, 'server', 'burstPackets', 1, 65535, 4), congestionControl: cc, extraArgs: extraArgs as string[] },
+    server: { burstPackets: int(server, 'server', 'burstPackets', 1, 65535, DEFAULT_SERVER_OPTIONS.burstPackets), congestionControl: cc, extraArgs: extraArgs as string[] },
     neighbours,
     arms,
     trials: int(o, 'scenario', 'trials', 1, 1000, 1),

@@ -4,7 +4,7 @@
  * Playwright: history reset, play, buffer sampling, QoE at the end.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { Arm, SessionQoE } from '../../../player/src/abr/records.js';
+import type { Arm, SessionQoE } from '@sammy/player/abr';
 import { LabError, sleep } from './processes.js';
 
 export interface SessionOptions {

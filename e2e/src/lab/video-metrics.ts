@@ -3,7 +3,7 @@
  * per-response TCP telemetry, and the time series the report plots.
  */
 import type { ResponseTelemetry } from '@sammy/server/telemetry';
-import type { SessionQoE } from '../../../player/src/abr/records.js';
+import type { SessionQoE } from '@sammy/player/abr';
 import type { QueueSample } from './queue-monitor.js';
 import { mean, round } from './stats.js';
 

@@ -2,17 +2,16 @@
  * The video server (`server/`) inside the server namespace, one per session so each
  * session has its own telemetry log (`--log`, one JSON line per media response).
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ResponseTelemetry } from '@sammy/server/telemetry';
+import { startServer, type Managed } from '@sammy/server/process';
+import { readTelemetry, type ResponseTelemetry } from '@sammy/server/telemetry';
 import { netnsExec } from './netns.js';
 import { REPO_DIR } from './paths.js';
-import { LabError, start, stop, waitForOutput, type Managed } from './processes.js';
+import { LabError, stop } from './processes.js';
 import { ADDRESSES, type Topology } from './topology.js';
 
 /** The built player page (`npm run build -w @sammy/player`); SAMMY_LAB_PLAYER_DIR serves another build. */
 export const PLAYER_DIST = process.env.SAMMY_LAB_PLAYER_DIR ?? join(REPO_DIR, 'player', 'dist');
-export const SERVER_CLI = join(REPO_DIR, 'server', 'src', 'cli.ts');
 
 export interface VideoServer {
   url: string;
@@ -45,35 +44,12 @@ export function serverArgs(o: ServerOptions): string[] {
 
 export async function startVideoServer(topo: Topology, o: ServerOptions): Promise<VideoServer> {
   const args = serverArgs(o);
-  const [cmd, full] = netnsExec(topo.ns.server, process.execPath, ['--import', 'tsx', SERVER_CLI, ...args]);
-  const p = start('video server', cmd, full, { cwd: REPO_DIR });
-  await waitForOutput(p, /listening on http:\/\/\S+:\d+\n/, 30_000);
-  const port = /listening on http:\/\/\S+:(\d+)/.exec(p.stdout())![1]!;
-  return { url: `http://${ADDRESSES.server}:${port}`, logFile: o.logFile, args, process: p };
+  const s = await startServer({ name: 'video server', args, cwd: REPO_DIR, wrap: (cmd, full) => netnsExec(topo.ns.server, cmd, full) });
+  return { url: `http://${ADDRESSES.server}:${s.port}`, logFile: o.logFile, args, process: s.process };
 }
 
 export async function stopVideoServer(s: VideoServer): Promise<ResponseTelemetry[]> {
   const code = await stop(s.process);
   if (code !== 0 && code !== null) throw new LabError('LAB_SERVER_FAILED', `video server exited with ${code}: ${s.process.stderr().trim()}`);
   return readTelemetry(s.logFile);
-}
-
-/** The media-response lines of a server log (other lines are skipped). */
-export function readTelemetry(logFile: string): ResponseTelemetry[] {
-  if (!existsSync(logFile)) return [];
-  return parseTelemetry(readFileSync(logFile, 'utf8'));
-}
-
-export function parseTelemetry(text: string): ResponseTelemetry[] {
-  const out: ResponseTelemetry[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.includes('"media response"')) continue;
-    try {
-      const r = JSON.parse(line) as ResponseTelemetry;
-      if (r.msg === 'media response') out.push(r);
-    } catch {
-      // a torn last line when the server was killed
-    }
-  }
-  return out;
 }

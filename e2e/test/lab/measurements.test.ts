@@ -1,12 +1,12 @@
 import type { ResponseTelemetry } from '@sammy/server/telemetry';
-import type { SessionQoE } from '../../../player/src/abr/records.js';
+import type { SessionQoE } from '@sammy/player/abr';
 import { neighbourMetrics, parseHttpLines, parseTcpLines, parseUdpLines } from '../../src/lab/neighbours.js';
 import { ownerPid } from '../../src/lab/netns.js';
 import { parseTcQdisc } from '../../src/lab/queue-monitor.js';
 import { armOrder } from '../../src/lab/runner.js';
 import { parsePingSummary } from '../../src/lab/topology.js';
 import { compactTelemetry, linkThroughputSeries, throughputSeries, videoMetrics } from '../../src/lab/video-metrics.js';
-import { parseTelemetry } from '../../src/lab/video-server.js';
+import { parseTelemetry } from '@sammy/server/telemetry';
 
 describe('neighbour output parsing and metrics', () => {
   test('UDP: one-way delay from send and kernel receive timestamps, loss from the sent count', () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Arm } from '../../../player/src/abr/records.js';
+import type { Arm } from '@sammy/player/abr';
 import { averageSeries, renderReport, writeReport } from '../../src/lab/report.js';
 import type { LabResult, TrialRecord } from '../../src/lab/runner.js';
 import { loadScenario } from '../../src/lab/scenario.js';

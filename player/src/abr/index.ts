@@ -11,4 +11,30 @@ export { bufferBasedPaceKbps, bufferFraction, eq21FloorKbps, paceFor, roundRtpKb
 export { SammySession, type Decision, type DecisionInput, type EstimateSource, type SessionOptions } from './session.js';
 export { aggregateKbps, harmonicMean, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
 export { playedSegments, summarizeSession, type PlayedSegment, type SessionSummaryInput } from './qoe.js';
-export { ARMS, type Arm, type ChunkRecord, type Phase, type SessionQoE } from './records.js';
+export { type ChunkRecord, type Phase, type SessionQoE } from './records.js';
+export {
+  ARM_PARAMS,
+  ARM_REGISTRY,
+  ARMS,
+  armSpec,
+  armsIn,
+  dashjsBufferTimesS,
+  fixedRtpKbps,
+  FIXED_RTP_TOP_MULTIPLIER,
+  isArmName,
+  SPIRAL_RULE,
+  spiralRung,
+  type Arm,
+  type ArmIn,
+  type ArmName,
+  type ArmParam,
+  type ArmParams,
+  type ArmSpec,
+  type ArmVenue,
+  type BitrateRule,
+  type DashjsBufferTimesS,
+  type RtpChoice,
+  type RtpInput,
+  type SimModel,
+  type SpiralRule,
+} from './arms/index.js';

@@ -8,10 +8,10 @@
 
 export type Phase = 'initial' | 'playing';
 
-/** The experiment arms (player issue): who picks the bitrate and what `rtp` is sent. */
-export type Arm = 'sammy' | 'control' | 'fixed4x' | 'dashjs-rtp';
+import type { Arm } from './arms/index.js';
 
-export const ARMS: readonly Arm[] = ['sammy', 'control', 'fixed4x', 'dashjs-rtp'];
+/** The experiment arms are listed in `arms/index.ts`; a record names the player arm it ran. */
+export type { Arm };
 
 /** One downloaded video chunk. */
 export interface ChunkRecord {

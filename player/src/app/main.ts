@@ -1,15 +1,16 @@
 /**
  * The demo page (served by the server at `/`). URL parameters (player/README.md, "The page"):
- *   arm=sammy|control|fixed4x|dashjs-rtp   (default sammy)
+ *   arm=NAME                               an arm that runs in the browser (src/abr/arms/; default sammy)
  *   mpd=URL                                (default /media/manifest.mpd; segments.json is read next to it)
  *   config=<URI-encoded JSON>              overrides of the player config, e.g. {"maxBufferS":240}
  *   autoplay=1|0                           (default 1; with 0 the session starts on the Play button)
  * and `window.sammy` for tests and the lab.
  */
-import { parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
+import { DEFAULT_SEGMENT_DURATION_S, parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { InitialThroughputHistory } from '../abr/history.js';
 import { summarizeSession } from '../abr/qoe.js';
-import { ARMS, type Arm, type SessionQoE } from '../abr/records.js';
+import { ARMS, type Arm } from '../abr/arms/index.js';
+import type { SessionQoE } from '../abr/records.js';
 import { startPlayback, type Playback, type SentRequest } from '../dashjs/adapter.js';
 import { DEFAULT_PLAYER_CONFIG, parseArm, resolvePlayerConfig, type PlayerConfig } from '../dashjs/player-config.js';
 import { LiveCharts } from './charts.js';
@@ -142,7 +143,7 @@ function stop(): SessionQoE {
 }
 
 function emptyQoe(): SessionQoE {
-  return summarizeSession({ arm, config: fullConfig(), chunks: [], segmentDurationS: 2, ssim: null, playDelayS: null, rebufferCount: 0, rebufferS: 0, playedRanges: [] });
+  return summarizeSession({ arm, config: fullConfig(), chunks: [], segmentDurationS: DEFAULT_SEGMENT_DURATION_S, ssim: null, playDelayS: null, rebufferCount: 0, rebufferS: 0, playedRanges: [] });
 }
 
 window.sammy = {

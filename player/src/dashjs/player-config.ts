@@ -4,26 +4,16 @@
  * buffer settings are set from it), so arms are compared at the same target.
  */
 import { CMCD_KEYS } from '@svta/cml-cmcd';
+import { ARM_PARAMS, ARM_REGISTRY, ARMS, type Arm, type ArmParams } from '../abr/arms/index.js';
 import { checkSammyField, DEFAULT_SAMMY_CONFIG, isSammyConfigKey, SammyConfigError, type SammyConfig } from '../abr/config.js';
-import { ARMS, type Arm } from '../abr/records.js';
 
-export interface PlayerConfig extends SammyConfig {
-  /** `fixed4x`: rtp = this multiple of the top bitrate on every chunk (thesis 2.5.4: 4). */
-  fixedRtpMultiplier: number;
-  /** `dashjs-rtp`: dash.js's own `rtpSafetyFactor` (its default, 5). */
-  dashjsRtpSafetyFactor: number;
-}
+/** The core's parameters plus each arm's own (`src/abr/arms/`: e.g. `fixed4x`'s `fixedRtpMultiplier`). */
+export interface PlayerConfig extends SammyConfig, ArmParams {}
 
 export const DEFAULT_PLAYER_CONFIG: Readonly<PlayerConfig> = Object.freeze({
   ...DEFAULT_SAMMY_CONFIG,
-  fixedRtpMultiplier: 4,
-  dashjsRtpSafetyFactor: 5,
+  ...(Object.fromEntries(Object.entries(ARM_PARAMS).map(([key, p]) => [key, p.default])) as ArmParams),
 });
-
-const PLAYER_ONLY: Record<Exclude<keyof PlayerConfig, keyof SammyConfig>, { min: number; max: number }> = {
-  fixedRtpMultiplier: { min: 0.01, max: 1000 },
-  dashjsRtpSafetyFactor: { min: 0.01, max: 1000 },
-};
 
 /** Defaults overridden field by field (the page's `&config=`); unknown fields and bad values throw. */
 export function resolvePlayerConfig(overrides: unknown = {}): PlayerConfig {
@@ -34,17 +24,25 @@ export function resolvePlayerConfig(overrides: unknown = {}): PlayerConfig {
   for (const [key, value] of Object.entries(overrides)) {
     if (isSammyConfigKey(key)) {
       config[key] = checkSammyField(key, value);
-    } else if (key in PLAYER_ONLY) {
-      const r = PLAYER_ONLY[key as keyof typeof PLAYER_ONLY];
+    } else if (Object.prototype.hasOwnProperty.call(ARM_PARAMS, key)) {
+      const r = ARM_PARAMS[key]!;
       if (typeof value !== 'number' || !Number.isFinite(value) || value < r.min || value > r.max) {
         throw new SammyConfigError(`invalid ${key}: ${JSON.stringify(value)} (accepted: a number in [${r.min}, ${r.max}])`);
       }
-      config[key as keyof typeof PLAYER_ONLY] = value;
+      (config as unknown as Record<string, number>)[key] = value;
     } else {
       throw new SammyConfigError(`unknown player parameter ${JSON.stringify(key)} (known: ${Object.keys(DEFAULT_PLAYER_CONFIG).join(', ')})`);
     }
   }
   return config;
+}
+
+/** An arm's parameter from the config; throws a coded error for a name no arm declares. */
+export function armParam(config: PlayerConfig, name: string): number {
+  if (!Object.prototype.hasOwnProperty.call(ARM_PARAMS, name)) {
+    throw new SammyConfigError(`unknown arm parameter ${JSON.stringify(name)} (known: ${Object.keys(ARM_PARAMS).join(', ')})`);
+  }
+  return (config as unknown as Record<string, number>)[name]!;
 }
 
 export function parseArm(value: string | null): Arm {
@@ -55,5 +53,5 @@ export function parseArm(value: string | null): Arm {
 
 /** dash.js's CMCD keys: all of them, except `rtp` when we write it ourselves or send none. */
 export function cmcdKeysFor(arm: Arm): string[] {
-  return arm === 'dashjs-rtp' ? [...CMCD_KEYS] : CMCD_KEYS.filter((k) => k !== 'rtp');
+  return ARM_REGISTRY[arm].dashjsRtp ? [...CMCD_KEYS] : CMCD_KEYS.filter((k) => k !== 'rtp');
 }

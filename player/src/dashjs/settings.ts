@@ -3,7 +3,7 @@
  * result to `player.updateSettings()`.
  */
 import { CmcdTransmissionMode } from '@svta/cml-cmcd';
-import type { Arm } from '../abr/records.js';
+import { ARM_REGISTRY, dashjsBufferTimesS, type Arm } from '../abr/arms/index.js';
 import { cmcdKeysFor, type PlayerConfig } from './player-config.js';
 
 /**
@@ -13,7 +13,7 @@ import { cmcdKeysFor, type PlayerConfig } from './player-config.js';
  */
 export const CMCD_MODE_HEADERS = CmcdTransmissionMode.HEADERS;
 
-/** dash.js's quality-switch rules, all off for `sammy` so ours alone decides. */
+/** dash.js's quality-switch rules, all off for the arms whose bitrate is Sammy's, so ours alone decides. */
 export const BUILT_IN_RULES = [
   'throughputRule',
   'bolaRule',
@@ -36,7 +36,7 @@ export interface DashjsSettings {
 
 export function dashjsSettings(arm: Arm, config: PlayerConfig, initialBitrateKbps: number | null): DashjsSettings {
   const abr: Record<string, unknown> = {};
-  if (arm === 'sammy') {
+  if (ARM_REGISTRY[arm].bitrate === 'sammy') {
     abr.rules = Object.fromEntries(BUILT_IN_RULES.map((name) => [name, { active: false }]));
     // The first chunk's rung comes from the core (history or the no-history rule): dash.js
     // fetches the first segment before it consults any rule.
@@ -47,12 +47,7 @@ export function dashjsSettings(arm: Arm, config: PlayerConfig, initialBitrateKbp
     streaming: {
       // The same buffer target for every arm. Fast switching would re-download buffered
       // segments at a higher rung, which neither the thesis's player nor our records model.
-      buffer: {
-        bufferTimeDefault: config.maxBufferS,
-        bufferTimeAtTopQuality: config.maxBufferS,
-        bufferTimeAtTopQualityLongForm: config.maxBufferS,
-        fastSwitchEnabled: false,
-      },
+      buffer: { ...dashjsBufferTimesS(config.maxBufferS), fastSwitchEnabled: false },
       abr,
       cmcd: {
         enabled: true,

@@ -1,8 +1,9 @@
 /** Constructed ladders and a chunk-by-chunk playback loop for the core's tests. */
+import { LAB_LADDER } from '@sammy/encoder/ladder';
 import type { Ladder } from '../../src/abr/ladder.js';
 
-/** The lab ladder's bitrates (encoder LAB_LADDER, thesis 2.6: top 1.05 Mbps). */
-export const LAB_BITRATES_KBPS = [150, 300, 500, 750, 1050];
+/** The lab ladder's bitrates (thesis 2.6: top 1.05 Mbps). */
+export const LAB_BITRATES_KBPS = LAB_LADDER.rungs.map((r) => r.bitrateKbps);
 
 /** Every segment exactly at its rung's nominal bitrate. */
 export function cbrLadder(bitratesKbps = LAB_BITRATES_KBPS, segments = 60, segmentDurationS = 2): Ladder {

@@ -1,7 +1,6 @@
 import { playedSegments, summarizeSession } from '../../src/abr/qoe.js';
 import type { ChunkRecord } from '../../src/abr/records.js';
-
-const BITRATES = [150, 300, 500, 750, 1050];
+import { LAB_BITRATES_KBPS as BITRATES } from './fixtures.js';
 
 function rec(index: number, rung: number, phase: ChunkRecord['phase'], sizeBytes: number, downloadS: number): ChunkRecord {
   return {

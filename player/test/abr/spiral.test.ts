@@ -6,6 +6,7 @@
  * lowest rung. Sammy paces relative to the *top* bitrate and never below Eq. 2.1, the
  * least throughput with which HYB keeps the top rung, so it does not spiral.
  */
+import { spiralRung } from '../../src/abr/arms/spiral.js';
 import { resolveSammyConfig } from '../../src/abr/config.js';
 import { paceFor } from '../../src/abr/pace.js';
 import { SammySession } from '../../src/abr/session.js';
@@ -13,14 +14,6 @@ import { cbrLadder, playLoop, vbrLadder, type LoopChunk } from './fixtures.js';
 
 const LINK_KBPS = 40_000; // the thesis lab link
 const TOP = 4;
-
-/** The thesis 2.2.3 rule: highest bitrate < c * min(last `window` throughputs); the top without samples. */
-function throughputRule(bitratesKbps: readonly number[], history: number[], c = 0.5, window = 3): number {
-  if (history.length === 0) return bitratesKbps.length - 1;
-  const x = Math.min(...history.slice(-window));
-  for (let r = bitratesKbps.length - 1; r >= 0; r--) if (bitratesKbps[r]! < c * x) return r;
-  return 0;
-}
 
 function runThroughputRule(pace: (rung: number, bufferS: number, index: number) => number): LoopChunk[] {
   const ladder = cbrLadder();
@@ -31,7 +24,7 @@ function runThroughputRule(pace: (rung: number, bufferS: number, index: number) 
     maxBufferS: 30,
     segments: 40,
     choose: ({ index, bufferS }) => {
-      const rung = throughputRule(ladder.bitratesKbps, measured);
+      const rung = spiralRung(ladder.bitratesKbps, measured);
       return { rung, paceKbps: pace(rung, bufferS, index) };
     },
     downloaded: (chunk) => void measured.push(chunk.throughputKbps),

@@ -10,7 +10,7 @@
  * what is left out.
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { DEFAULT_SAMMY_CONFIG, roundRtpKbps } from '../core.js';
+import { DEFAULT_SAMMY_CONFIG, fixedRtpKbps } from '../core.js';
 import type { ArmPolicy, ChunkDone, Decision, DecisionContext, SimArm } from './types.js';
 
 /** dash.js settings the model reads, named after them (units in the suffix). */
@@ -189,6 +189,8 @@ export interface DashJsArmOptions {
   settings?: Partial<DashJsSettings>;
   /** `fixed4x`: rtp = this multiple of the top bitrate on every request (thesis 2.5.4). */
   paceTopMultiplier?: number;
+  /** The arm's name in the registry; default `control`, or `fixed4x` with a pace multiplier. */
+  arm?: SimArm;
 }
 
 /**
@@ -231,8 +233,8 @@ export class DashJsArm implements ArmPolicy {
     this.longForm = options.contentDurationS >= this.s.longFormContentDurationThresholdS;
     this.currentRung = rungForBitrate(this.bitratesKbps, this.s.initialBitrateKbps);
     const multiplier = options.paceTopMultiplier;
-    this.rtpKbps = multiplier === undefined ? null : roundRtpKbps(multiplier * this.bitratesKbps[this.topRung]!, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
-    this.arm = multiplier === undefined ? 'control' : 'fixed4x';
+    this.rtpKbps = multiplier === undefined ? null : fixedRtpKbps(this.bitratesKbps[this.topRung]!, multiplier, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
+    this.arm = options.arm ?? (multiplier === undefined ? 'control' : 'fixed4x');
     this.config = { model: 'dash.js 5.2.1 default ABR (DYNAMIC: Throughput/BOLA, InsufficientBuffer, SwitchHistory)', ...this.s };
     if (multiplier !== undefined) this.config.paceTopMultiplier = multiplier;
   }

@@ -1,6 +1,9 @@
-/** Builds the arm a session runs, from the CLI's or the sweep's options. */
+/**
+ * Builds the arm a session runs, from the CLI's or the sweep's options. Which model an
+ * arm uses is its registry entry's `sim` (`@sammy/player/abr`, `src/abr/arms/`).
+ */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { DEFAULT_SAMMY_CONFIG, roundRtpKbps, type SammyConfig } from '../core.js';
+import { ARM_REGISTRY, dashjsBufferTimesS, DEFAULT_SAMMY_CONFIG, roundRtpKbps, type SammyConfig, type SimModel } from '../core.js';
 import { DashJsArm, type DashJsSettings } from './dashjs.js';
 import { SammyArm } from './sammy.js';
 import { SpiralArm, type SpiralSettings } from './spiral.js';
@@ -9,8 +12,8 @@ import type { ArmPolicy, SimArm } from './types.js';
 export interface ArmOptions {
   /**
    * The player's buffer target, the same for every arm, set as the browser player
-   * does (player/src/dashjs/settings.ts): Sammy's maxBufferS, and dash.js's
-   * bufferTimeDefault, bufferTimeAtTopQuality and bufferTimeAtTopQualityLongForm.
+   * does (`dashjsBufferTimesS` in `@sammy/player/abr`): Sammy's maxBufferS, and
+   * dash.js's bufferTimeDefault, bufferTimeAtTopQuality and bufferTimeAtTopQualityLongForm.
    * Default: DEFAULT_SAMMY_CONFIG.maxBufferS (30 s, dash.js's own target at the top rung).
    */
   maxBufferS?: number;
@@ -23,29 +26,30 @@ export interface ArmOptions {
   spiral?: Partial<SpiralSettings>;
 }
 
-/** thesis 2.5.4: the baseline paces every chunk at 4x the top bitrate. */
-export const FIXED_PACE_TOP_MULTIPLIER = 4;
-
 export type ArmFactory = (sidecar: SegmentsSidecar, contentDurationS: number) => ArmPolicy;
 
+/** How the simulator builds each model the registry names (`ArmSpec.sim.model`). */
+const MODELS: Record<SimModel['model'], (arm: SimArm, model: SimModel, options: ArmOptions, maxBufferS: number) => ArmFactory> = {
+  'sammy-core': (_arm, _model, options, maxBufferS) => (sidecar) =>
+    new SammyArm(sidecar, { config: { ...options.sammy, maxBufferS }, historyKbps: options.historyKbps ?? [] }),
+  'dashjs-default': (arm, model, options, maxBufferS) => {
+    const times = dashjsBufferTimesS(maxBufferS);
+    const settings: Partial<DashJsSettings> = {
+      bufferTimeDefaultS: times.bufferTimeDefault,
+      bufferTimeAtTopQualityS: times.bufferTimeAtTopQuality,
+      bufferTimeAtTopQualityLongFormS: times.bufferTimeAtTopQualityLongForm,
+      ...options.dashjs,
+    };
+    const pace = model.paceTopMultiplier === undefined ? {} : { paceTopMultiplier: model.paceTopMultiplier };
+    return (sidecar, contentDurationS) => new DashJsArm({ sidecar, contentDurationS, settings, arm, ...pace });
+  },
+  spiral: (_arm, _model, options, maxBufferS) => (sidecar) => new SpiralArm(sidecar, { maxBufferS, ...options.spiral }),
+};
+
 export function armFactory(arm: SimArm, options: ArmOptions = {}): ArmFactory {
+  const model = ARM_REGISTRY[arm].sim;
   const maxBufferS = options.maxBufferS ?? options.sammy?.maxBufferS ?? DEFAULT_SAMMY_CONFIG.maxBufferS;
-  const dashjs: Partial<DashJsSettings> = {
-    bufferTimeDefaultS: maxBufferS,
-    bufferTimeAtTopQualityS: maxBufferS,
-    bufferTimeAtTopQualityLongFormS: maxBufferS,
-    ...options.dashjs,
-  };
-  switch (arm) {
-    case 'sammy':
-      return (sidecar) => new SammyArm(sidecar, { config: { ...options.sammy, maxBufferS }, historyKbps: options.historyKbps ?? [] });
-    case 'control':
-      return (sidecar, contentDurationS) => new DashJsArm({ sidecar, contentDurationS, settings: dashjs });
-    case 'fixed4x':
-      return (sidecar, contentDurationS) => new DashJsArm({ sidecar, contentDurationS, settings: dashjs, paceTopMultiplier: FIXED_PACE_TOP_MULTIPLIER });
-    case 'spiral':
-      return (sidecar) => new SpiralArm(sidecar, { maxBufferS, ...options.spiral });
-  }
+  return MODELS[model.model](arm, model, options, maxBufferS);
 }
 
 /**

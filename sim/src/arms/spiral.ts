@@ -1,13 +1,10 @@
 /**
- * The thesis section 2.2.3 example of an ABR that spirals down under pacing: pick the
- * highest bitrate below c times the minimum throughput of the last few chunks
- * (c = 0.5; dash.js's rule at a low buffer is of this kind), and pace each chunk at
- * 1.5x its bitrate. The measured throughput is then about 1.5x the bitrate, so the
- * next pick is below 0.75x the bitrate: one rung down per window, to the lowest.
- * Simulator only: it exists to show the spiral and that Sammy avoids it.
+ * The `spiral` arm in the simulator: the thesis 2.2.3 example rule (its registry entry
+ * and the rule itself, `spiralRung`, are in `@sammy/player/abr`, src/abr/arms/spiral.ts,
+ * which the player's own spiral test uses too), with the player's buffer target.
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { DEFAULT_SAMMY_CONFIG, roundRtpKbps } from '../core.js';
+import { DEFAULT_SAMMY_CONFIG, roundRtpKbps, SPIRAL_RULE, spiralRung } from '../core.js';
 import type { ArmPolicy, ChunkDone, Decision, DecisionContext } from './types.js';
 
 export interface SpiralSettings {
@@ -22,9 +19,7 @@ export interface SpiralSettings {
 }
 
 export const SPIRAL_DEFAULTS: Readonly<SpiralSettings> = Object.freeze({
-  throughputFraction: 0.5,
-  paceBitrateMultiplier: 1.5,
-  window: 3,
+  ...SPIRAL_RULE,
   maxBufferS: DEFAULT_SAMMY_CONFIG.maxBufferS,
 });
 
@@ -46,13 +41,7 @@ export class SpiralArm implements ArmPolicy {
   }
 
   decide(_ctx: DecisionContext): Decision {
-    // "We would start with video bitrate B": the top rung, until there is a measurement.
-    let rung = this.bitratesKbps.length - 1;
-    if (this.recentKbps.length > 0) {
-      const limitKbps = this.s.throughputFraction * Math.min(...this.recentKbps);
-      rung = 0;
-      for (let i = 0; i < this.bitratesKbps.length; i++) if (this.bitratesKbps[i]! < limitKbps) rung = i;
-    }
+    const rung = spiralRung(this.bitratesKbps, this.recentKbps, this.s);
     const rtpKbps = roundRtpKbps(this.s.paceBitrateMultiplier * this.bitratesKbps[rung]!, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
     return { rung, rtpKbps };
   }

@@ -4,12 +4,12 @@
  * `rtp`), and how much buffer the player keeps. The session owns the clock, the
  * network and the playback buffer.
  */
-import type { Arm, Phase } from '../core.js';
+import { armsIn, type ArmIn, type Phase } from '../core.js';
 
-/** The browser arms, plus `spiral`: the thesis section 2.2.3 example rule (simulator only). */
-export type SimArm = Exclude<Arm, 'dashjs-rtp'> | 'spiral';
+/** The arms the registry (`@sammy/player/abr`) marks as simulated; `spiral` runs only here. */
+export type SimArm = ArmIn<'simulator'>;
 
-export const SIM_ARMS: readonly SimArm[] = ['sammy', 'control', 'fixed4x', 'spiral'];
+export const SIM_ARMS: readonly SimArm[] = armsIn('simulator');
 
 export interface DecisionContext {
   /** Session clock: seconds since the play request. */

@@ -1,0 +1,12 @@
+// Types of setup.mjs for the TypeScript that imports it (the server bench installs its
+// Debian packages with the same helper as `npm start`).
+export declare const ROOT: string;
+export declare const APT_PACKAGES: Record<string, string>;
+export declare function say(line: string): void;
+export declare function run(cmd: string, args: string[], opts?: object): number;
+export declare function hasCommand(cmd: string): boolean;
+export declare function isRoot(): boolean;
+export declare function checkNodeVersion(): void;
+export declare function ensureNpmDependencies(): void;
+/** Installs the missing Debian packages as root, or prints the command; returns those still missing. */
+export declare function ensureAptPackages(packages: string[]): string[];

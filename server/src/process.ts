@@ -1,0 +1,135 @@
+/**
+ * `@sammy/server/process`: starting this project's processes and waiting for them,
+ * shared by the server bench, the lab and the tests.
+ *
+ * The contract of `npm run serve` with scripts: once the server accepts connections it
+ * prints exactly one line `listening on http://HOST:PORT` on stdout (an IPv6 host in
+ * brackets; with `--port 0`, the port the kernel chose), and it exits on SIGTERM or
+ * SIGINT after closing its connections and writing the telemetry lines of responses
+ * still in flight. Errors go to stderr as `serve: CODE: message` with exit status 2.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export class ProcessError extends Error {
+  constructor(
+    readonly code: 'SAMMY_PROCESS_EXITED' | 'SAMMY_PROCESS_TIMEOUT',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ProcessError';
+  }
+}
+
+/** The line `npm run serve` prints once it accepts connections. */
+export function listeningLine(host: string, port: number): string {
+  return `listening on http://${host.includes(':') ? `[${host}]` : host}:${port}\n`;
+}
+
+/** A whole `listening on` line in a process's output; group 1 the URL, group 2 the port. */
+export const LISTENING_LINE = /listening on (http:\/\/\S+:(\d+))\n/;
+
+/** The server's URL and port from its output, or null before the line is printed. */
+export function parseListeningLine(output: string): { url: string; port: number } | null {
+  const m = LISTENING_LINE.exec(output);
+  return m ? { url: m[1]!, port: Number(m[2]) } : null;
+}
+
+/** The server's command line entry (`npm run serve` without npm). */
+export const SERVER_CLI = join(dirname(fileURLToPath(import.meta.url)), 'cli.ts');
+
+/** A started child with its whole stdout kept (the tools print their results there) and the tail of its stderr. */
+export interface Managed {
+  name: string;
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code (null when killed by a signal; -1 when it could not start). */
+  exited: Promise<number | null>;
+}
+
+const STDERR_KEPT_CHARS = 20_000;
+const live = new Set<Managed>();
+
+export function start(name: string, cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Managed {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-STDERR_KEPT_CHARS)));
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('error', () => resolve(-1));
+    child.on('exit', (code) => resolve(code));
+  });
+  const managed: Managed = { name, child, stdout: () => out, stderr: () => err, exited };
+  live.add(managed);
+  void exited.then(() => live.delete(managed));
+  return managed;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Waits until the process prints `text` (on stdout by default); throws a ProcessError if it exits or times out first. */
+export async function waitForOutput(p: Managed, text: string | RegExp, timeoutMs = 20_000, stream: 'stdout' | 'stderr' = 'stdout'): Promise<void> {
+  const output = stream === 'stdout' ? p.stdout : p.stderr;
+  const seen = () => (typeof text === 'string' ? output().includes(text) : text.test(output()));
+  const deadline = Date.now() + timeoutMs;
+  let gone = false;
+  void p.exited.then(() => (gone = true));
+  while (!seen()) {
+    if (gone) throw new ProcessError('SAMMY_PROCESS_EXITED', `${p.name} exited before printing ${String(text)}: ${p.stderr().trim()}`);
+    if (Date.now() > deadline) throw new ProcessError('SAMMY_PROCESS_TIMEOUT', `${p.name} did not print ${String(text)} within ${timeoutMs} ms: ${p.stderr().trim()}`);
+    await sleep(20);
+  }
+}
+
+/** `signal` (SIGTERM by default), then SIGKILL after `graceMs`; resolves with the exit code once the process has exited. */
+export async function stop(p: Managed, opts: { graceMs?: number; signal?: NodeJS.Signals } = {}): Promise<number | null> {
+  if (p.child.exitCode === null && p.child.signalCode === null) {
+    p.child.kill(opts.signal ?? 'SIGTERM');
+    const timer = setTimeout(() => p.child.kill('SIGKILL'), opts.graceMs ?? 3000);
+    await p.exited;
+    clearTimeout(timer);
+  }
+  return p.exited;
+}
+
+/** Stops every process started here that is still running. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((p) => stop(p)));
+}
+
+/** SIGKILL to every process started here that is still running (for a synchronous exit handler). */
+export function killAll(): void {
+  for (const p of live) p.child.kill('SIGKILL');
+}
+
+export interface ServerProcess {
+  /** `http://HOST:PORT` as the server printed it. */
+  url: string;
+  port: number;
+  process: Managed;
+}
+
+/**
+ * Starts `npm run serve` with `args` (through `wrap`, e.g. inside a network namespace)
+ * and waits for its `listening on` line.
+ */
+export async function startServer(o: {
+  name?: string;
+  args: string[];
+  cwd?: string;
+  /** Rewrites the command, e.g. to `ip netns exec NS ...`. */
+  wrap?: (cmd: string, args: string[]) => [string, string[]];
+  timeoutMs?: number;
+}): Promise<ServerProcess> {
+  const node: [string, string[]] = [process.execPath, ['--import', 'tsx', SERVER_CLI, ...o.args]];
+  const [cmd, args] = o.wrap ? o.wrap(...node) : node;
+  const p = start(o.name ?? 'server', cmd, args, o.cwd === undefined ? {} : { cwd: o.cwd });
+  await waitForOutput(p, LISTENING_LINE, o.timeoutMs ?? 30_000);
+  const { url, port } = parseListeningLine(p.stdout())!;
+  return { url, port, process: p };
+}
