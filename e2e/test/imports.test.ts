@@ -1,13 +1,17 @@
 /**
- * No import cycle in the lab: modules form layers (result types below the runner and the
- * report, the runner above both). Type-only imports count too, since a cycle of types
- * still ties two modules' designs together.
+ * No import cycle in any package: modules form layers (in the lab, result types below
+ * the runner and the report, the runner above both; in the player's core, the records
+ * below the arms). Type-only imports count too, since a cycle of types still ties two
+ * modules' designs together. Packages import each other through their exports only
+ * (checked by the workspace dependencies), so cycles are looked for within each.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const e2eDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const repoDir = join(e2eDir, '..');
+const PACKAGES = ['encoder', 'server', 'player', 'sim', 'e2e'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -61,9 +65,20 @@ describe('imports', () => {
     expect(relativeImports(here, text).map((p) => relative(e2eDir, p))).toEqual(['src/lab/result.ts', 'src/lab/runner.ts', 'src/lab/stats.ts', 'src/lab/svg.ts']);
   });
 
-  test('no module of the lab imports itself through others', () => {
-    const roots = sourceFiles(join(e2eDir, 'src'));
+  test.each(PACKAGES)('no module of %s imports itself through others', (pkg) => {
+    const roots = sourceFiles(join(repoDir, pkg, 'src'));
     const cycles = importCycles(roots, (file) => relativeImports(file, readFileSync(file, 'utf8')));
-    expect(cycles.map((c) => c.map((f) => relative(e2eDir, f)).join(' -> '))).toEqual([]);
+    expect(cycles.map((c) => c.map((f) => relative(repoDir, f)).join(' -> '))).toEqual([]);
+  });
+
+  test('no package reaches into another by relative path', () => {
+    const crossing = PACKAGES.flatMap((pkg) =>
+      sourceFiles(join(repoDir, pkg, 'src')).flatMap((file) =>
+        relativeImports(file, readFileSync(file, 'utf8'))
+          .filter((target) => relative(join(repoDir, pkg), target).startsWith('..'))
+          .map((target) => `${relative(repoDir, file)} -> ${relative(repoDir, target)}`),
+      ),
+    );
+    expect(crossing).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@
  * (server -> client). Times are epoch milliseconds; both ends share this machine's clock.
  */
 import { join } from 'node:path';
-import type { Arm } from '../../../player/src/abr/records.js';
+import type { Arm } from '@sammy/player/abr';
 import { netnsExec } from './netns.js';
 import { E2E_DIR, REPO_DIR } from './paths.js';
 import { start, stop, waitForOutput, type Managed } from './processes.js';

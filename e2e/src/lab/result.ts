@@ -3,7 +3,7 @@
  * measurements and metrics, and the summaries (docs/lab-results.md). The runner fills
  * it; the report reads it. Neither imports the other.
  */
-import type { Arm } from '../../../player/src/abr/records.js';
+import type { Arm } from '@sammy/player/abr';
 import { NEIGHBOUR_KINDS, type NeighbourKind, type NeighbourMetrics, type NeighbourRaw } from './neighbours.js';
 import type { QueueSample } from './queue-monitor.js';
 import type { Scenario } from './scenario.js';

@@ -6,7 +6,9 @@
  * contract.
  */
 
-export type Phase = 'initial' | 'playing';
+import type { Phase } from './phase.js';
+
+export type { Phase };
 
 import type { Arm } from './arms/index.js';
 

@@ -26,7 +26,7 @@ import type { InitialThroughputHistory } from './history.js';
 import { hybRung } from './hyb.js';
 import { clampRung, type Ladder } from './ladder.js';
 import { paceFor, type Pace } from './pace.js';
-import type { Phase } from './records.js';
+import type { Phase } from './phase.js';
 import { harmonicMean, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
 
 export type EstimateSource = 'session' | 'history' | 'none';

@@ -1,5 +1,5 @@
 /** Chunk throughput samples and the averages the core takes of them. */
-import type { Phase } from './records.js';
+import type { Phase } from './phase.js';
 import { bytesToKbit } from './ladder.js';
 
 /** One downloaded video chunk, as the core needs it. */
