@@ -222,19 +222,23 @@ export class PacingController {
       onSocketClose: null,
       done: false,
     };
-    // The previous response on this connection may have left already (its drain
-    // poll has not seen it yet): end it now rather than queue behind it.
-    if (state.active !== null && this.#hasLeft(state.active)) this.#finish(state.active, null);
+    // Node sends pipelined responses in request order and gives each the socket
+    // when the one before has been handed over; the file lookups, and so these
+    // hooks, may finish in any order. A response owns the socket's pacing once Node
+    // has given it the socket and the previous one's bytes have left.
+    const assigned = reply.raw.socket === socket;
+    if (assigned && state.active !== null && this.#hasLeft(state.active)) this.#finish(state.active, null);
     let body = payload;
-    if (state.active === null) {
+    if (assigned && state.active === null) {
       const started = this.#begin(response, true);
       if (hasBody) body = started;
     } else if (hasBody) {
-      // Pipelined behind a response still being sent: the body waits its turn.
+      // Behind a response still being sent: the body waits its turn.
       Object.assign(response, this.#decide(socket, this.#readStartInfo(socketFd(socket)), response));
       response.gate = new PassThrough();
       body = response.gate;
       state.queued.push(response);
+      if (!assigned) reply.raw.once('socket', () => this.#onSocketAssigned(response));
     } else this.#begin(response, false);
     reply.header('server-timing', `pace;dur=${response.appliedRateKbps ?? 0};desc="${response.outcome}"`);
     reply.header('timing-allow-origin', '*');
@@ -273,10 +277,11 @@ export class PacingController {
     return body;
   }
 
-  /** Starts the next queued response of a socket whose active one has ended. */
+  /** Starts the queued response Node is sending now, once the socket's active one has ended. */
   #beginNext(state: SocketState): void {
-    const next = state.queued.shift();
+    const next = state.queued.find((r) => r.reply.raw.socket === r.socket);
     if (next === undefined) return;
+    state.queued = state.queued.filter((r) => r !== next);
     if (next.socket.destroyed) {
       next.aborted = true;
       return this.#finish(next, null);
@@ -284,6 +289,14 @@ export class PacingController {
     const body = this.#begin(next, true) as Readable;
     // Errors surface through the gate, which fastify is sending.
     pipeline(body, next.gate!, () => {});
+  }
+
+  /** Node gave a queued response the socket: it starts now unless an earlier one is still leaving. */
+  #onSocketAssigned(response: MediaResponse): void {
+    if (response.done || response.started) return;
+    const { state } = response;
+    if (state.active !== null && this.#hasLeft(state.active)) this.#finish(state.active, null);
+    else if (state.active === null) this.#beginNext(state);
   }
 
   /** The request's CMCD rate; a malformed payload is counted and logged once. */

@@ -18,20 +18,28 @@ interface Arrival {
   localPort: number;
 }
 
-/** Writes `heads` in one write and records the arrival timeline until `expectBytes` have come. */
+/**
+ * Writes `heads` in one write and records the arrival timeline until `expectBytes`
+ * (the bodies; the heads come on top) have come, then waits for a quiet 200 ms so
+ * the last head-sized remainder is in too before it closes.
+ */
 function pipelined(port: number, heads: string[], expectBytes: number): Promise<Arrival> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => {
       const startMs = performance.now();
       const atMs: Array<[number, number]> = [];
       let total = 0;
+      let quiet: NodeJS.Timeout | undefined;
       socket.on('data', (chunk: Buffer) => {
         total += chunk.length;
         atMs.push([performance.now() - startMs, total]);
         if (total >= expectBytes) {
-          const localPort = socket.localPort!;
-          socket.end();
-          resolve({ atMs, totalBytes: total, localPort });
+          clearTimeout(quiet);
+          quiet = setTimeout(() => {
+            const localPort = socket.localPort!;
+            socket.end();
+            resolve({ atMs, totalBytes: total, localPort });
+          }, 200);
         }
       });
       socket.write(heads.join(''));
@@ -82,5 +90,26 @@ describeLinux.each([['kernel'], ['app']] as const)('two pipelined paced requests
     const firstRateBytesPerS = (2 * MB) / ((at(FIRST_BYTES) - at(MB)) / 1000);
     expect(firstRateBytesPerS / (2 * MB)).toBeLessThan(1.15);
     expect(server.app.sammy.pacing.activeResponses).toBe(0);
+  }, 30_000);
+
+  test('a media response pipelined behind a non-media one starts when Node gives it the socket', async () => {
+    const heads = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n${head('/media/second.m4s', 32_000)}`;
+    const arrival = await pipelined(server.port, [heads], SECOND_BYTES);
+    const line = await server.logs.waitForMedia((t) => t.remotePort === arrival.localPort);
+    expect(line).toMatchObject({ aborted: false, pacing: 'paced', appliedRateKbps: 32_000, bytes: SECOND_BYTES });
+  }, 30_000);
+
+  test('ten pipelined requests of mixed sizes (lookups finishing out of order) are all served whole, in order', async () => {
+    const files = ['first.m4s', 'second.m4s', 'first.m4s', 'second.m4s', 'second.m4s', 'first.m4s', 'second.m4s', 'first.m4s', 'second.m4s', 'second.m4s'];
+    const total = files.reduce((sum, f) => sum + (f === 'first.m4s' ? FIRST_BYTES : SECOND_BYTES), 0);
+    const arrival = await pipelined(server.port, files.map((f) => head(`/media/${f}`, 400_000)), total);
+    expect(arrival.totalBytes).toBeGreaterThanOrEqual(total);
+    const lines = await waitFor(() => {
+      const mine = server.logs.media().filter((t) => t.remotePort === arrival.localPort);
+      return mine.length === files.length ? mine : null;
+    });
+    expect(lines.map((t) => t.path)).toEqual(files.map((f) => `/media/${f}`));
+    expect(lines.map((t) => t.bytes)).toEqual(files.map((f) => (f === 'first.m4s' ? FIRST_BYTES : SECOND_BYTES)));
+    expect(lines.every((t) => !t.aborted && t.pacing === 'paced')).toBe(true);
   }, 30_000);
 });
