@@ -3,7 +3,7 @@
  *                      [--max-buffer S] [--out DIR]
  * Writes OUT/sweep.json (every row), OUT/sweep.md (the Pareto table) and OUT/sweep.svg.
  */
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_SAMMY_CONFIG, type SammyConfig } from '../core.js';
@@ -14,7 +14,7 @@ import { DEFAULT_GRID_SPEC, gridPoints, parseGrid } from '../sweep/grid.js';
 import { markdownReport, markdownTable, svgPlot } from '../sweep/report.js';
 import { runSweep } from '../sweep/sweep.js';
 import { loadTrace } from '../trace.js';
-import { BUNDLED_LADDER, BUNDLED_TRACES, numberOption, runMain, userPath, cliValues } from './common.js';
+import { BUNDLED_LADDER, BUNDLED_TRACES, numberOption, runMain, userPath, cliValues, traceFiles } from './common.js';
 
 const DEFAULT_OUT = fileURLToPath(new URL('../../out/sweep', import.meta.url));
 const USAGE = `usage: npm run sim:sweep -- [--traces DIR] [--ladder SEGMENTS_JSON] [--grid SPEC] [--duration S] [--max-buffer S] [--out DIR]
@@ -37,17 +37,7 @@ async function main(): Promise<number> {
   );
   if (values === null) return 0;
   const dir = values.traces === undefined ? BUNDLED_TRACES : userPath(values.traces);
-  let files: string[];
-  try {
-    files = readdirSync(dir)
-      .filter((f) => !f.startsWith('.') && !f.toLowerCase().endsWith('.md'))
-      .map((f) => join(dir, f))
-      .filter((p) => statSync(p).isFile())
-      .sort();
-  } catch (err) {
-    throw new SimError('SIM_BAD_ARGS', `--traces must be a folder of trace files (${(err as Error).message})`);
-  }
-  if (files.length === 0) throw new SimError('SIM_BAD_ARGS', `no trace files in ${dir}`);
+  const files = traceFiles(dir);
   const traces = files.map((f) => loadTrace(f));
   const ladderPath = values.ladder === undefined ? BUNDLED_LADDER : userPath(values.ladder);
   const sidecar = loadSidecar(ladderPath);
