@@ -18,8 +18,9 @@ export interface SammyConfig {
   /** HYB lookahead T, in segments: D_T is their total duration. */
   lookaheadSegments: number;
   /**
-   * The buffer target: the player stops requesting when this much is buffered, and the
-   * pace rate's buffer fraction is bufferS / maxBufferS. 30 s is dash.js's own target at
+   * The buffer target: the player requests only while buffer + one segment is below it,
+   * so the fullest buffer a request sees is this minus one segment; the pace rate's
+   * buffer fraction is measured against that (pace.ts `fullBufferS`). 30 s is dash.js's own target at
    * the top rung; the lab sets production-like targets (e.g. 240 s) through `&config=`.
    */
   maxBufferS: number;

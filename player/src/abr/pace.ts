@@ -14,10 +14,20 @@ export function eq21FloorKbps(topKbps: number, beta: number, bufferS: number, du
   return topKbps / beta / (1 + Math.max(0, bufferS) / durationS);
 }
 
-/** f = buffer / max buffer, clamped to [0, 1]. */
-export function bufferFraction(bufferS: number, maxBufferS: number): number {
+/**
+ * The fullest buffer a request ever sees: the player requests only while buffer + one
+ * segment < target (dash.js ScheduleController; the segment is not counted when the
+ * target is within one segment), so at a 30 s target with 2 s segments it is 28 s.
+ * The pace reaches its full-buffer multiple there, not at a target it never reaches.
+ */
+export function fullBufferS(maxBufferS: number, segmentDurationS: number): number {
+  return maxBufferS > segmentDurationS ? maxBufferS - segmentDurationS : maxBufferS;
+}
+
+/** f = buffer / full buffer, clamped to [0, 1]. */
+export function bufferFraction(bufferS: number, fullS: number): number {
   if (!Number.isFinite(bufferS) || bufferS <= 0) return 0;
-  return Math.min(1, bufferS / maxBufferS);
+  return Math.min(1, bufferS / fullS);
 }
 
 /** top * (empty * (1 - f) + full * f): 11x the top bitrate when empty, 2.9x when full. */
@@ -66,7 +76,8 @@ export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pac
   const eq21Kbps = eq21FloorKbps(topKbps, cfg.beta, bufferS, la.durationS);
   const eq21LookaheadKbps = la.sizeKbit / (cfg.beta * (bufferS + la.durationS));
   const floorKbps = Math.max(eq21Kbps, eq21LookaheadKbps) * cfg.floorHeadroom;
-  const bufferBasedKbps = bufferBasedPaceKbps(topKbps, bufferFraction(bufferS, cfg.maxBufferS), cfg);
+  const fraction = bufferFraction(bufferS, fullBufferS(cfg.maxBufferS, ladder.segmentDurationS));
+  const bufferBasedKbps = bufferBasedPaceKbps(topKbps, fraction, cfg);
   const bound = floorKbps > bufferBasedKbps ? 'floor' : 'buffer';
   const paceKbps = Math.max(bufferBasedKbps, floorKbps);
   return {

@@ -1,6 +1,6 @@
 import { DEFAULT_SAMMY_CONFIG, resolveSammyConfig } from '../../src/abr/config.js';
 import { lookahead } from '../../src/abr/ladder.js';
-import { bufferFraction, eq21FloorKbps, paceFor, roundRtpKbps } from '../../src/abr/pace.js';
+import { bufferFraction, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps } from '../../src/abr/pace.js';
 import { cbrLadder, seededRandom, vbrLadder } from './fixtures.js';
 
 const ladder = cbrLadder();
@@ -20,9 +20,22 @@ describe('pace rate (thesis 2.4.2)', () => {
     expect(full.bound).toBe('buffer');
   });
 
+  test('2.9x at the fullest buffer the player reaches: one segment below the target', () => {
+    // The player requests only while buffer + one segment < target: at a 30 s target and
+    // 2 s segments no request sees more than 28 s, so f is normalised to 28 s.
+    const reachable = paceFor(ladder, cfg, { bufferS: 28, segmentIndex: 0, maxRung: TOP });
+    expect(reachable.bufferBasedKbps).toBeCloseTo(2.9 * 1050, 9);
+    expect(reachable.rtpKbps).toBe(3100);
+    expect(paceFor(ladder, cfg, { bufferS: 14, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(1050 * (11 * 0.5 + 2.9 * 0.5), 9);
+    // A target within one segment is reached itself (the player then ignores the segment).
+    const short = resolveSammyConfig({ maxBufferS: 2 });
+    expect(paceFor(ladder, short, { bufferS: 1, segmentIndex: 0, maxRung: TOP }).bufferBasedKbps).toBeCloseTo(1050 * (11 * 0.5 + 2.9 * 0.5), 9);
+    expect(fullBufferS(30, 2)).toBe(28);
+    expect(fullBufferS(2, 2)).toBe(2);
+  });
+
   test('linear in the buffer fraction between the two, clamped outside [0, max]', () => {
-    expect(paceFor(ladder, cfg, { bufferS: 15, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(1050 * (11 * 0.5 + 2.9 * 0.5), 9);
-    expect(paceFor(ladder, cfg, { bufferS: 7.5, segmentIndex: 0, maxRung: TOP }).rtpKbps).toBe(9500); // 1050 * 8.975 = 9423.75
+    expect(paceFor(ladder, cfg, { bufferS: 7, segmentIndex: 0, maxRung: TOP }).rtpKbps).toBe(9500); // f = 7 / 28: 1050 * 8.975 = 9423.75
     expect(paceFor(ladder, cfg, { bufferS: 300, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(3045, 9);
     expect(paceFor(ladder, cfg, { bufferS: -3, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(11550, 9);
     expect(bufferFraction(Number.NaN, 30)).toBe(0);

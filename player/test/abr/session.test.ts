@@ -59,15 +59,15 @@ describe('SammySession', () => {
     expect(s.firstFrame()).toBeNull(); // idempotent
     expect(new InitialThroughputHistory(store, 10).sessionsKbps()).toEqual([10500]);
 
-    // Exact decision: f = 4 / 30, pace = 1050 * (11 * 26/30 + 2.9 * 4/30) = 10416 -> rtp 10500.
+    // Exact decision: f = 4 / 28 (the fullest buffer at a request), pace = 1050 * (11 * 24/28 + 2.9 * 4/28) = 10335 -> rtp 10400.
     const d = s.decide({ bufferS: 4, segmentIndex: 2 });
     expect(d.phase).toBe('playing');
     expect(d.rung).toBe(4);
-    expect(d.paceKbps).toBeCloseTo(10416, 6);
-    expect(d.rtpKbps).toBe(10500);
+    expect(d.paceKbps).toBeCloseTo(10335, 6);
+    expect(d.rtpKbps).toBe(10400);
     expect(d.pace.bound).toBe('buffer');
     expect(d.reason).toMatch(/HYB: rung 4/);
-    expect(d.reason).toMatch(/rtp 10500/);
+    expect(d.reason).toMatch(/rtp 10400/);
   });
 
   test('a playing-phase session never writes playing samples to the history, whatever it is told', () => {
