@@ -17,9 +17,13 @@
  *   of top / beta); a link slower than that is not held back by pacing at all, so
  *   unpacing would add burstiness without refilling the buffer any faster.
  * - A seek starts a new initial phase: the user waits for a frame again, the goal is
- *   the shortest delay (thesis 2.4.1), so requests go unpaced until the next frame. The
- *   session's samples stay (they are recent measurements of this path). The history is
- *   written once per session, at the first startup, so seeks do not outweigh sessions.
+ *   the shortest delay (thesis 2.4.1), so requests go unpaced until the next frame.
+ *   Until then the estimate comes from unpaced throughput only, as at a session's start:
+ *   what was fetched since the seek, else the history, else the session's own
+ *   initial-phase samples. Paced playing-phase chunks measure the pace, not the path,
+ *   and would start the seek on too low a rung. After the next frame the usual window
+ *   of recent samples applies again. The history is written once per session, at the
+ *   first startup, so seeks do not outweigh sessions.
  */
 import { resolveSammyConfig, type SammyConfig } from './config.js';
 import type { InitialThroughputHistory } from './history.js';
@@ -80,6 +84,8 @@ export class SammySession {
   private historyRecorded = false;
   private stalls = 0;
   private seeks = 0;
+  /** Index in `samples` of the first sample after the last seek; null before any seek. */
+  private seekSampleStart: number | null = null;
 
   constructor(opts: SessionOptions) {
     if (opts.ladder.bitratesKbps.length === 0) throw new RangeError('the ladder has no rungs');
@@ -106,12 +112,32 @@ export class SammySession {
     return this.samples;
   }
 
-  /** The throughput estimate x: in-session samples first, then the history, else none. */
+  /**
+   * The throughput estimate x: in-session samples first, then the history, else none.
+   * In the initial phase after a seek, only unpaced samples count (see the phase rules above).
+   */
   estimate(): { kbps: number | null; source: EstimateSource } {
-    const recent = this.samples.slice(-this.config.throughputWindow).map(sampleKbps);
-    const session = harmonicMean(recent);
+    if (this.currentPhase === 'initial' && this.seekSampleStart !== null) return this.estimateAfterSeek(this.seekSampleStart);
+    const session = this.windowKbps(this.samples);
     if (session !== null) return { kbps: session, source: 'session' };
     if (this.historyEstimateKbps !== null) return { kbps: this.historyEstimateKbps, source: 'history' };
+    return { kbps: null, source: 'none' };
+  }
+
+  /** Harmonic mean of the last throughputWindow of these samples. */
+  private windowKbps(samples: readonly ThroughputSample[]): number | null {
+    return harmonicMean(samples.slice(-this.config.throughputWindow).map(sampleKbps));
+  }
+
+  private estimateAfterSeek(from: number): { kbps: number | null; source: EstimateSource } {
+    const unpaced = (list: readonly ThroughputSample[]) => list.filter((s) => s.phase === 'initial');
+    const sinceSeek = this.windowKbps(unpaced(this.samples.slice(from)));
+    if (sinceSeek !== null) return { kbps: sinceSeek, source: 'session' };
+    // Read again: the history now holds this session's own startup too.
+    const history = this.history?.estimateKbps() ?? null;
+    if (history !== null) return { kbps: history, source: 'history' };
+    const startup = this.windowKbps(unpaced(this.samples));
+    if (startup !== null) return { kbps: startup, source: 'session' };
     return { kbps: null, source: 'none' };
   }
 
@@ -172,6 +198,7 @@ export class SammySession {
   seek(): void {
     this.seeks++;
     this.currentPhase = 'initial';
+    this.seekSampleStart = this.samples.length;
   }
 
   /** Playback stalled after startup: the session stays in the playing phase (see above). */

@@ -106,6 +106,32 @@ describe('SammySession', () => {
     expect(new InitialThroughputHistory(store, 10).sessionsKbps()).toHaveLength(1);
   });
 
+  test('after a seek the estimate comes from unpaced samples only: the history, then what was fetched since the seek', () => {
+    const store = memoryStore();
+    new InitialThroughputHistory(store, 10).recordSession([{ sizeBytes: 1000, downloadS: 8 / 8000, phase: 'initial' }]);
+    const s = new SammySession({ ladder, history: new InitialThroughputHistory(store, 10) });
+    s.addSample(top(0.1, 'initial')); // 21000 kbps, unpaced
+    s.firstFrame(); // the history now holds 8000 and 21000
+    for (let i = 0; i < 5; i++) s.addSample(top(1.75, 'playing')); // 1200 kbps, paced
+    expect(s.estimate().kbps).toBeCloseTo(1200, 9);
+    s.seek();
+    // Not the paced 1200 kbps: the history (harmonic mean of 8000 and 21000).
+    expect(s.estimate()).toEqual({ kbps: expect.closeTo(2 / (1 / 8000 + 1 / 21000), 6), source: 'history' });
+    // HYB at an empty buffer: beta x = 5793 kbps carries the top rung; the paced estimate (600) would give rung 2.
+    expect(s.decide({ bufferS: 0, segmentIndex: 40 }).rung).toBe(4);
+    s.addSample(top(0.25, 'initial')); // 8400 kbps, fetched since the seek
+    expect(s.estimate()).toEqual({ kbps: expect.closeTo(8400, 9), source: 'session' });
+  });
+
+  test('after a seek with no history: the session\'s own unpaced samples, never the paced ones', () => {
+    const s = new SammySession({ ladder });
+    s.addSample(top(0.1, 'initial')); // 21000 kbps
+    s.firstFrame();
+    for (let i = 0; i < 5; i++) s.addSample(top(1.75, 'playing'));
+    s.seek();
+    expect(s.estimate()).toEqual({ kbps: expect.closeTo(21000, 9), source: 'session' });
+  });
+
   test('a cap on the rung caps the choice and lowers "top" for the pace', () => {
     const s = new SammySession({ ladder });
     s.addSample(top(0.01, 'initial'));
