@@ -56,8 +56,10 @@ export function figures(q: SimSessionQoE): ArmFigures {
   };
 }
 
+type BarFigures = Pick<ArmFigures, 'switchesPer10Min' | 'rebufferS' | 'avgQuality'>;
+
 /** What Sammy misses of the bar against control on one trace. */
-export function barMisses(sammy: ArmFigures, control: ArmFigures): string[] {
+export function barMisses(sammy: BarFigures, control: BarFigures): string[] {
   const misses: string[] = [];
   if (sammy.switchesPer10Min > control.switchesPer10Min + BAR.extraSwitches) misses.push('switches');
   if (sammy.rebufferS > control.rebufferS + BAR.extraRebufferS) misses.push('rebuffer');
