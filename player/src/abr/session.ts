@@ -27,7 +27,7 @@
  */
 import { resolveSammyConfig, type SammyConfig } from './config.js';
 import type { InitialThroughputHistory } from './history.js';
-import { hybRung } from './hyb.js';
+import { stableRung } from './stability.js';
 import { clampRung, type Ladder } from './ladder.js';
 import { paceFor, type Pace } from './pace.js';
 import type { Phase } from './records.js';
@@ -84,6 +84,8 @@ export class SammySession {
   private historyRecorded = false;
   private stalls = 0;
   private seeks = 0;
+  /** The rung of the last decision; null before the first. */
+  private currentRung: number | null = null;
   /** Index in `samples` of the first sample after the last seek; null before any seek. */
   private seekSampleStart: number | null = null;
 
@@ -159,21 +161,35 @@ export class SammySession {
     const common = { phase: this.currentPhase, paceKbps: paced ? pace.paceKbps : null, rtpKbps, estimateKbps: kbps, estimateSource: source, pace };
 
     if (kbps === null) {
-      const rung = Math.min(clampRung(this.ladder, this.config.noHistoryRung), maxRung);
+      const rung = this.chose(Math.min(clampRung(this.ladder, this.config.noHistoryRung), maxRung));
       return { ...common, rung, predictedBufferS: null, reason: `no history and no sample yet: rung ${rung} (no-history rule); ${paceText}` };
     }
-    const hyb = hybRung(this.ladder, {
-      bufferS: Math.max(0, input.bufferS),
-      segmentIndex: input.segmentIndex,
-      estimateKbps: kbps,
-      maxRung,
-      beta: this.config.beta,
-      lookaheadSegments: this.config.lookaheadSegments,
-    });
-    const why = hyb.noSafeRung
+    const choice = stableRung(
+      this.ladder,
+      {
+        bufferS: Math.max(0, input.bufferS),
+        segmentIndex: input.segmentIndex,
+        estimateKbps: kbps,
+        maxRung,
+        beta: this.config.beta,
+        lookaheadSegments: this.config.lookaheadSegments,
+        currentRung: this.currentRung === null ? null : Math.min(this.currentRung, maxRung),
+      },
+      this.config,
+    );
+    const rung = this.chose(choice.rung);
+    const why = choice.noSafeRung
       ? `no rung keeps B_T > 0 at ${fmt(kbps)} (${source}): lowest rung`
-      : `HYB: rung ${hyb.rung} keeps B_T = ${hyb.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
-    return { ...common, rung: hyb.rung, predictedBufferS: hyb.predictedBufferS, reason: `${why}; ${paceText}` };
+      : choice.heldBelowRung !== null
+        ? `stable: rung ${rung} (B_T = ${choice.predictedBufferS.toFixed(1)} s) rather than HYB's ${choice.heldBelowRung} at ${fmt(kbps)} (${source}): the up-switch is not sustained`
+        : `HYB: rung ${rung} keeps B_T = ${choice.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
+    return { ...common, rung, predictedBufferS: choice.predictedBufferS, reason: `${why}; ${paceText}` };
+  }
+
+  /** Records the rung chosen for the next chunk: the stability rule's current rung. */
+  private chose(rung: number): number {
+    this.currentRung = rung;
+    return rung;
   }
 
   /** A downloaded video chunk; unusable samples (zero bytes or time) are ignored. */

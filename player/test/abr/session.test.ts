@@ -4,6 +4,8 @@ import { SammySession } from '../../src/abr/session.js';
 import { cbrLadder } from './fixtures.js';
 
 const ladder = cbrLadder();
+/** HYB's beta = 0.5 and T = 5 segments (D_T = 10 s): the arithmetic in the comments below uses them. */
+const HYB = { beta: 0.5, lookaheadSegments: 5 };
 /** A 262,500-byte top-rung chunk (2 s at 1050 kbps) downloaded in `s` seconds. */
 const top = (s: number, phase: 'initial' | 'playing') => ({ sizeBytes: 262_500, downloadS: s, phase });
 
@@ -30,16 +32,16 @@ describe('SammySession', () => {
 
   test('the first chunk follows the history: HYB at the historical estimate with an empty buffer', () => {
     // beta * x * (1 + 0) >= r: 2 * 1050 = 2100 kbps is the least estimate that starts at the top.
-    expect(new SammySession({ ladder, history: historyWith([2200]) }).decide({ bufferS: 0, segmentIndex: 0 })).toMatchObject({
+    expect(new SammySession({ ladder, config: HYB, history: historyWith([2200]) }).decide({ bufferS: 0, segmentIndex: 0 })).toMatchObject({
       rung: 4,
       estimateSource: 'history',
       rtpKbps: null,
     });
-    expect(new SammySession({ ladder, history: historyWith([1200]) }).decide({ bufferS: 0, segmentIndex: 0 }).rung).toBe(2);
+    expect(new SammySession({ ladder, config: HYB, history: historyWith([1200]) }).decide({ bufferS: 0, segmentIndex: 0 }).rung).toBe(2);
   });
 
   test('in-session samples replace the history once there are any', () => {
-    const s = new SammySession({ ladder, history: historyWith([100_000]) });
+    const s = new SammySession({ ladder, config: HYB, history: historyWith([100_000]) });
     s.addSample(top(2.5, 'initial')); // 840 kbps
     const d = s.decide({ bufferS: 2, segmentIndex: 1 });
     expect(d.estimateSource).toBe('session');
