@@ -1,5 +1,5 @@
 /**
- * Every parameter of the Sammy core, in one typed object (STYLE.md 5). Results record
+ * Every parameter of the Sammy core, in one typed object. Results record
  * the resolved object, so a run can always be told apart from another by its config.
  * Units: rates in kbps, durations in seconds, counts as plain integers.
  */
@@ -30,7 +30,7 @@ export interface SammyConfig {
   historySize: number;
   /**
    * The no-history rule: with neither history nor an in-session sample, the first chunk
-   * is fetched at this rung (0 = lowest, the conservative start of DESIGN.md).
+   * is fetched at this rung (0 = lowest: a conservative start).
    */
   noHistoryRung: number;
   /**
