@@ -84,7 +84,7 @@ export class SammySession {
   private historyRecorded = false;
   private stalls = 0;
   private seeks = 0;
-  /** The rung of the last decision; null before the first. */
+  /** The rung of the last decision (the stability rule's current rung); null before the first. */
   private currentRung: number | null = null;
   /** Index in `samples` of the first sample after the last seek; null before any seek. */
   private seekSampleStart: number | null = null;
@@ -161,7 +161,8 @@ export class SammySession {
     const common = { phase: this.currentPhase, paceKbps: paced ? pace.paceKbps : null, rtpKbps, estimateKbps: kbps, estimateSource: source, pace };
 
     if (kbps === null) {
-      const rung = this.chose(Math.min(clampRung(this.ladder, this.config.noHistoryRung), maxRung));
+      const rung = Math.min(clampRung(this.ladder, this.config.noHistoryRung), maxRung);
+      this.currentRung = rung;
       return { ...common, rung, predictedBufferS: null, reason: `no history and no sample yet: rung ${rung} (no-history rule); ${paceText}` };
     }
     const choice = stableRung(
@@ -177,19 +178,14 @@ export class SammySession {
       },
       this.config,
     );
-    const rung = this.chose(choice.rung);
+    const rung = choice.rung;
+    this.currentRung = rung;
     const why = choice.noSafeRung
       ? `no rung keeps B_T > 0 at ${fmt(kbps)} (${source}): lowest rung`
       : choice.heldBelowRung !== null
         ? `stable: rung ${rung} (B_T = ${choice.predictedBufferS.toFixed(1)} s) rather than HYB's ${choice.heldBelowRung} at ${fmt(kbps)} (${source}): the up-switch is not sustained`
         : `HYB: rung ${rung} keeps B_T = ${choice.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
     return { ...common, rung, predictedBufferS: choice.predictedBufferS, reason: `${why}; ${paceText}` };
-  }
-
-  /** Records the rung chosen for the next chunk: the stability rule's current rung. */
-  private chose(rung: number): number {
-    this.currentRung = rung;
-    return rung;
   }
 
   /** A downloaded video chunk; unusable samples (zero bytes or time) are ignored. */

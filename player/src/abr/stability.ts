@@ -6,12 +6,13 @@
  *
  * The rule keeps HYB's safety: it never picks a rung above HYB's, so never one whose
  * lookahead (Theorem 1) drains the buffer. Down-switches and holds are HYB's own. An
- * up-switch additionally needs a rung the link sustains: by Theorem 1, B_{T+1} - B_0 = D_T (1 - rbar / xbar), so a
- *   rung whose bitrate is at most x keeps the buffer from falling and the next
- *   lookahead does not undo the switch. The bitrate is the larger of the rung's nominal
- *   one and the next T chunks' S_T / D_T: a few light VBR chunks must not carry the
- *   player onto a rung whose heavier chunks then push it back. `upSwitchSafety` scales
- *   x for estimate error.
+ * up-switch additionally needs a rung the link sustains. By Theorem 1,
+ * B_{T+1} - B_0 = D_T (1 - rbar / xbar): at a rung whose bitrate is at most x the buffer
+ * does not fall, and the next lookahead does not undo the switch. The bitrate is the
+ * larger of the rung's nominal one and the next T chunks' S_T / D_T, so that a few light
+ * VBR chunks do not carry the player onto a rung whose heavier chunks then push it
+ * back; `upSwitchSafety` scales x for estimate error.
+ *
  * That is hysteresis on the estimate: going up takes x above the rung's bitrate, staying
  * takes only HYB's buffer test, so a buffer fed by a link near a rung carries the player
  * through the estimate's dips instead of switching at each one.
