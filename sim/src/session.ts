@@ -4,7 +4,9 @@
  * requests one video segment at a time while its buffer is below the arm's target,
  * and a playhead that starts once the first segment is buffered, stops when the buffer
  * runs dry and resumes when the next segment lands. The buffer follows thesis Eq. 2.2,
- * B_{t+1} = B_t + d_t - Delta_t, plus the time the playhead stood still.
+ * B_{t+1} = B_t + d_t - Delta_t, plus the time the playhead stood still. An arm may
+ * abandon a download part-way (dash.js's AbandonRequestsRule) and fetch the segment at
+ * another rung; Delta_t then runs from the first request.
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
 import type { ArmPolicy, SimArm } from './arms/types.js';
@@ -124,8 +126,9 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     t += stillS;
   };
 
-  /** A request for segment `index` at `rung` sent at `atS`, with the decision's rtp. */
+  /** The rtp of the request being made (the decision's). */
   let rtpKbps: number | null = null;
+  /** A request for segment `index` at `rung` sent at `atS`. */
   const startDownload = (rung: number, index: number, atS: number): Download => {
     const rep = reps[rung];
     if (!rep || !Number.isInteger(rung)) throw new SimError('SIM_BAD_DECISION', `${policy.arm} chose rung ${rung}; the ladder has ${reps.length}`);
@@ -134,14 +137,14 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     return { rung, firstByteS, sizeBytes, endS: transferEndS(trace, firstByteS, (sizeBytes * 8) / 1000, rtpKbps) };
   };
   /** The first progress event (every PROGRESS_STEP_S from the first byte) at which the arm abandons, or null. */
-  const progressCheck = (onProgress: NonNullable<ArmPolicy['onProgress']>, d: Download, index: number, rung: number, bufferAtRequestS: number, requestS: number) => {
+  const progressCheck = (onProgress: NonNullable<ArmPolicy['onProgress']>, d: Download, index: number, bufferAtRequestS: number, requestS: number) => {
     for (let atS = d.firstByteS + PROGRESS_STEP_S; atS < d.endS; atS += PROGRESS_STEP_S) {
       const loadedBytes = (capacityKbits(trace, d.firstByteS, atS, rtpKbps) * 1000) / 8;
       // The buffer drains while the playhead runs (it stands still before startup and in a rebuffer).
       const playing = started && !stalled;
       const bufferNowS = playing ? Math.max(0, bufferAtRequestS - (atS - requestS)) : bufferAtRequestS;
-      const next = onProgress({ index, rung, sizeBytes: d.sizeBytes, loadedBytes, sinceFirstByteS: atS - d.firstByteS, nowS: atS, bufferS: bufferNowS });
-      if (next !== null && next !== rung) return { atS, rung: next, loadedBytes };
+      const next = onProgress({ index, rung: d.rung, sizeBytes: d.sizeBytes, loadedBytes, sinceFirstByteS: atS - d.firstByteS, nowS: atS, bufferS: bufferNowS });
+      if (next !== null && next !== d.rung) return { atS, rung: next, loadedBytes };
     }
     return null;
   };
@@ -176,7 +179,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     let abandonedBytes = 0;
     // dash.js's AbandonRequestsRule: the arm may give up a download part-way and fetch the
     // same segment again at another rung (once per segment, as dash.js does).
-    const abandon = policy.onProgress ? progressCheck((p) => policy.onProgress!(p), download, index, rung, bufferS, t) : null;
+    const abandon = policy.onProgress ? progressCheck((p) => policy.onProgress!(p), download, index, bufferS, t) : null;
     if (abandon !== null) {
       abandonedBytes = abandon.loadedBytes;
       advance(abandon.atS - t);
