@@ -4,14 +4,16 @@
  * requests one video segment at a time while its buffer is below the arm's target,
  * and a playhead that starts once the first segment is buffered, stops when the buffer
  * runs dry and resumes when the next segment lands. The buffer follows thesis Eq. 2.2,
- * B_{t+1} = B_t + d_t - Delta_t, plus the time the playhead stood still.
+ * B_{t+1} = B_t + d_t - Delta_t, plus the time the playhead stood still. An arm may
+ * abandon a download part-way (dash.js's AbandonRequestsRule) and fetch the segment at
+ * another rung; Delta_t then runs from the first request.
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
 import type { ArmPolicy, SimArm } from './arms/types.js';
 import { summarizeSession, type ChunkRecord, type Phase, type SessionQoE } from './core.js';
 import { SimError } from './errors.js';
 import { tileSidecar } from './ladder.js';
-import { latencyAtS, transferEndS, type Trace } from './trace.js';
+import { capacityKbits, latencyAtS, transferEndS, type Trace } from './trace.js';
 
 /** A ChunkRecord with what the simulator also knows. */
 export interface SimChunkRecord extends ChunkRecord {
@@ -23,6 +25,8 @@ export interface SimChunkRecord extends ChunkRecord {
   stoppedS: number;
   /** SSIM of this segment at this rung, from segments.json. */
   ssim: number;
+  /** Bytes of an abandoned download of this segment at another rung (dash.js AbandonRequestsRule); 0 if none. */
+  abandonedBytes: number;
 }
 
 /** Session-wide figures beyond SessionQoE. */
@@ -61,6 +65,16 @@ export interface SessionOptions {
 }
 
 export const DEFAULT_SESSION_DURATION_S = 600;
+
+/** How often a download in flight reports progress to the arm (dash.js sees fetch progress events). */
+const PROGRESS_STEP_S = 0.1;
+
+interface Download {
+  rung: number;
+  firstByteS: number;
+  endS: number;
+  sizeBytes: number;
+}
 
 function mean(values: readonly number[]): number | null {
   return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
@@ -112,6 +126,29 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     t += stillS;
   };
 
+  /** The rtp of the request being made (the decision's). */
+  let rtpKbps: number | null = null;
+  /** A request for segment `index` at `rung` sent at `atS`. */
+  const startDownload = (rung: number, index: number, atS: number): Download => {
+    const rep = reps[rung];
+    if (!rep || !Number.isInteger(rung)) throw new SimError('SIM_BAD_DECISION', `${policy.arm} chose rung ${rung}; the ladder has ${reps.length}`);
+    const firstByteS = atS + latencyAtS(trace, atS);
+    const sizeBytes = rep.segmentSizesBytes[index]!;
+    return { rung, firstByteS, sizeBytes, endS: transferEndS(trace, firstByteS, (sizeBytes * 8) / 1000, rtpKbps) };
+  };
+  /** The first progress event (every PROGRESS_STEP_S from the first byte) at which the arm abandons, or null. */
+  const progressCheck = (onProgress: NonNullable<ArmPolicy['onProgress']>, d: Download, index: number, bufferAtRequestS: number, requestS: number) => {
+    for (let atS = d.firstByteS + PROGRESS_STEP_S; atS < d.endS; atS += PROGRESS_STEP_S) {
+      const loadedBytes = (capacityKbits(trace, d.firstByteS, atS, rtpKbps) * 1000) / 8;
+      // The buffer drains while the playhead runs (it stands still before startup and in a rebuffer).
+      const playing = started && !stalled;
+      const bufferNowS = playing ? Math.max(0, bufferAtRequestS - (atS - requestS)) : bufferAtRequestS;
+      const next = onProgress({ index, rung: d.rung, sizeBytes: d.sizeBytes, loadedBytes, sinceFirstByteS: atS - d.firstByteS, nowS: atS, bufferS: bufferNowS });
+      if (next !== null && next !== d.rung) return { atS, rung: next, loadedBytes };
+    }
+    return null;
+  };
+
   const chunks: SimChunkRecord[] = [];
   let lastRung = -1;
   for (let index = 0; index < count; index++) {
@@ -133,15 +170,25 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
       waitS += decision.delayS;
     }
     idleS += waitS;
-    const rung = decision.rung;
-    const rep = reps[rung];
-    if (!rep || !Number.isInteger(rung)) throw new SimError('SIM_BAD_DECISION', `${policy.arm} chose rung ${rung}; the ladder has ${reps.length}`);
+    rtpKbps = decision.rtpKbps;
+    let rung = decision.rung;
     const phase: Phase = decision.phase ?? (started ? 'playing' : 'initial');
     const bufferBeforeS = bufferS;
     const requestS = t;
-    const firstByteS = t + latencyAtS(trace, t);
-    const sizeBytes = rep.segmentSizesBytes[index]!;
-    const endS = transferEndS(trace, firstByteS, (sizeBytes * 8) / 1000, decision.rtpKbps);
+    let download = startDownload(rung, index, t);
+    let abandonedBytes = 0;
+    // dash.js's AbandonRequestsRule: the arm may give up a download part-way and fetch the
+    // same segment again at another rung (once per segment, as dash.js does).
+    const abandon = policy.onProgress ? progressCheck((p) => policy.onProgress!(p), download, index, bufferS, t) : null;
+    if (abandon !== null) {
+      abandonedBytes = abandon.loadedBytes;
+      advance(abandon.atS - t);
+      t = abandon.atS;
+      rung = abandon.rung;
+      download = startDownload(rung, index, t);
+    }
+    const { firstByteS, endS, sizeBytes } = download;
+    const rep = reps[rung]!;
     advance(endS - t);
     t = endS;
     const bufferAtEndS = bufferS;
@@ -164,6 +211,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
       waitS,
       stoppedS: stoppedThisChunkS,
       ssim: rep.ssim[index]!,
+      abandonedBytes,
     };
     chunks.push(record);
     lastRung = rung;
@@ -174,7 +222,8 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
       durationS: segmentS,
       phase,
       rtpKbps: decision.rtpKbps,
-      requestS,
+      // The player measures the request it completed: after an abandonment, the second one.
+      requestS: abandon?.atS ?? requestS,
       firstByteS,
       endS,
       bufferAtEndS,

@@ -1,5 +1,9 @@
 import { BolaModel, DASHJS_DEFAULTS, DashJsArm, DashJsThroughputEstimator, rungForBitrate } from '../src/arms/dashjs.js';
-import type { ChunkDone } from '../src/arms/types.js';
+import { armFactory } from '../src/arms/index.js';
+import type { ChunkDone, DownloadProgress } from '../src/arms/types.js';
+import { simulateSession } from '../src/session.js';
+import { theorem1 } from '../src/theorem1.js';
+import { parseStepsTrace } from '../src/trace.js';
 import { labSidecar, TOP_RUNG } from './helpers.js';
 
 const LADDER = labSidecar.representations.map((r) => r.bitrateKbps);
@@ -125,5 +129,78 @@ describe('the control arm', () => {
     expect(arm.bufferTargetS(TOP_RUNG)).toBe(45);
     const stock = new DashJsArm({ sidecar: labSidecar, contentDurationS: 900 });
     expect(stock.bufferTargetS(TOP_RUNG)).toBe(60);
+  });
+});
+
+describe('AbandonRequestsRule', () => {
+  /** A 750 kbps segment (187,500 bytes) in flight at rung 3 after the first decision. */
+  const progress = (overrides: Partial<DownloadProgress> = {}): DownloadProgress => ({
+    index: 0,
+    rung: 3,
+    sizeBytes: 187_500,
+    loadedBytes: 10_000,
+    sinceFirstByteS: 1,
+    nowS: 1.04,
+    bufferS: 10,
+    ...overrides,
+  });
+  const started = () => {
+    const arm = new DashJsArm({ sidecar: labSidecar, contentDurationS: 120 });
+    arm.decide({ nowS: 0, index: 0, bufferS: 0, started: false, stalled: false });
+    return arm;
+  };
+
+  test('abandons for the rung the measured throughput carries when the segment would take over 1.8 durations', () => {
+    // 80 kbps so far: the whole segment would take 18.75 s > 3.6 s; the rest (177,500 bytes)
+    // is more than the whole segment at 150 kbps (37,500 bytes).
+    expect(started().onProgress(progress())).toBe(0);
+    // 1000 kbps so far (125,000 bytes in 1 s): 1.5 s in all, under 3.6 s: no.
+    expect(started().onProgress(progress({ loadedBytes: 125_000 }))).toBeNull();
+    // 400 kbps (50,000 bytes in 1 s): 3.75 s > 3.6 s; the rest, 137,500 bytes, is more than 75,000 (the segment at 300): rung 1.
+    expect(started().onProgress(progress({ loadedBytes: 50_000 }))).toBe(1);
+  });
+
+  test('never before 0.5 s from the first byte, above the stable buffer time, on the lowest rung, or twice for a segment', () => {
+    expect(started().onProgress(progress({ sinceFirstByteS: 0.5 }))).toBeNull();
+    expect(started().onProgress(progress({ bufferS: 18.5 }))).toBeNull(); // bufferTimeDefault 18 s
+    expect(started().onProgress(progress({ rung: 0 }))).toBeNull();
+    const arm = started();
+    expect(arm.onProgress(progress())).toBe(0);
+    expect(arm.onProgress(progress({ rung: 1 }))).toBeNull();
+    expect(new DashJsArm({ sidecar: labSidecar, contentDurationS: 120, settings: { abandonRequests: false } }).onProgress(progress())).toBeNull();
+  });
+
+  test('after an abandonment no up-switch for 10 s (ABANDON_LOAD), then the rules apply again', () => {
+    const arm = started();
+    expect(arm.onProgress(progress())).toBe(0);
+    // 20 Mbps measured afterwards: ThroughputRule would take the top rung.
+    arm.onChunk(chunk({ index: 0, rung: 0, sizeBytes: 250_000, requestS: 1.04, firstByteS: 1.08, endS: 1.18, bufferAfterS: 2 }));
+    expect(arm.decide({ nowS: 5, index: 1, bufferS: 2, started: true, stalled: false }).rung).toBe(0);
+    expect(arm.decide({ nowS: 11.1, index: 2, bufferS: 2, started: true, stalled: false }).rung).toBe(TOP_RUNG);
+  });
+
+  test('in a session: the abandoned bytes are recorded, the segment is fetched at the new rung, and Theorem 1 still holds', () => {
+    // 5 Mbit/s, then 60 kbit/s from 20 s on.
+    const trace = parseStepsTrace([{ durationS: 20, bandwidthKbps: 5000, latencyMs: 40 }, { durationS: 1, bandwidthKbps: 60, latencyMs: 40 }], 'collapse');
+    const q = simulateSession({ trace, sidecar: labSidecar, arm: armFactory('control'), durationS: 60 });
+    const abandoned = q.chunks.filter((c) => c.abandonedBytes > 0);
+    expect(abandoned.length).toBeGreaterThan(0);
+    expect(abandoned.every((c) => c.rung === 0)).toBe(true);
+    expect(Math.abs(theorem1(q.chunks, labSidecar.segmentDurationS).errorS)).toBeLessThan(1e-6);
+  });
+});
+
+describe('the saved-bitrate cache', () => {
+  test('the first rung follows a saved bitrate (the throughput estimate at the last quality change) instead of 1000 kbps', () => {
+    const saved = new DashJsArm({ sidecar: labSidecar, contentDurationS: 120, settings: { savedBitrateKbps: 400 } });
+    expect(saved.decide({ nowS: 0, index: 0, bufferS: 0, started: false, stalled: false }).rung).toBe(1);
+    const arm = new DashJsArm({ sidecar: labSidecar, contentDurationS: 120 });
+    expect(arm.savedBitrateKbps()).toBeNull();
+    arm.decide({ nowS: 0, index: 0, bufferS: 0, started: false, stalled: false });
+    arm.onChunk(chunk({ sizeBytes: 250_000, firstByteS: 0.005, endS: 0.105 })); // 20 Mbps
+    arm.decide({ nowS: 0.105, index: 1, bufferS: 2, started: true, stalled: false }); // up to the top: a quality change
+    expect(arm.savedBitrateKbps()).toBe(20000);
+    const next = new DashJsArm({ sidecar: labSidecar, contentDurationS: 120, settings: { savedBitrateKbps: arm.savedBitrateKbps() } });
+    expect(next.decide({ nowS: 0, index: 0, bufferS: 0, started: false, stalled: false }).rung).toBe(TOP_RUNG);
   });
 });

@@ -1,6 +1,5 @@
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { traceFiles } from '../src/cli/common.js';
 import { loadSidecar } from '../src/ladder.js';
 
 export const LADDER_PATH = fileURLToPath(new URL('../fixtures/lab-segments.json', import.meta.url));
@@ -8,4 +7,4 @@ export const TRACES_DIR = fileURLToPath(new URL('../traces', import.meta.url));
 export const labSidecar = loadSidecar(LADDER_PATH);
 export const TOP_KBPS = labSidecar.representations[labSidecar.representations.length - 1]!.bitrateKbps;
 export const TOP_RUNG = labSidecar.representations.length - 1;
-export const bundledTraces = (): string[] => readdirSync(TRACES_DIR).sort().map((f) => join(TRACES_DIR, f));
+export const bundledTraces = (): string[] => traceFiles(TRACES_DIR);

@@ -31,8 +31,9 @@ describe('the grid', () => {
   });
 });
 
-function fakeRow(tput: number, quality: number, eligible = true): SweepRow {
+function fakeRow(tput: number, quality: number, eligible = true, stability = { meanSwitchesPer10Min: 0, barMissTraces: 0 }): SweepRow {
   return {
+    ...stability,
     arm: 'sammy',
     params: { beta: tput },
     chunkThroughputChangePct: tput,

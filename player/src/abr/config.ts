@@ -18,8 +18,9 @@ export interface SammyConfig {
   /** HYB lookahead T, in segments: D_T is their total duration. */
   lookaheadSegments: number;
   /**
-   * The buffer target: the player stops requesting when this much is buffered, and the
-   * pace rate's buffer fraction is bufferS / maxBufferS. 30 s is dash.js's own target at
+   * The buffer target: the player requests only while buffer + one segment is below it,
+   * so the fullest buffer a request sees is this minus one segment; the pace rate's
+   * buffer fraction is measured against that (pace.ts `fullBufferS`). 30 s is dash.js's own target at
    * the top rung; the lab sets production-like targets (e.g. 240 s) through `&config=`.
    */
   maxBufferS: number;
@@ -38,6 +39,14 @@ export interface SammyConfig {
    * floor without headroom could let HYB step off the top rung for a chunk.
    */
   floorHeadroom: number;
+  /**
+   * Stability (stability.ts): an up-switch needs the new rung's bitrate (the larger of
+   * its nominal bitrate and the lookahead's S_T / D_T) to be at most this multiple of
+   * the estimate x, so that the link sustains
+   * it and the next lookahead does not undo the switch (Theorem 1). Holds and
+   * down-switches are HYB's.
+   */
+  upSwitchSafety: number;
   /** CTA-5004: rtp is an integer kbps, rounded to 100 kbps (we round up, never below the floor). */
   rtpRoundingKbps: number;
 }
@@ -45,13 +54,14 @@ export interface SammyConfig {
 export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
   paceEmptyMultiplier: 11.0,
   paceFullMultiplier: 2.9,
-  beta: 0.5,
-  lookaheadSegments: 5,
+  beta: 0.7,
+  lookaheadSegments: 3,
   maxBufferS: 30,
   throughputWindow: 5,
   historySize: 10,
   noHistoryRung: 0,
   floorHeadroom: 1.1,
+  upSwitchSafety: 1,
   rtpRoundingKbps: 100,
 });
 
@@ -82,6 +92,7 @@ const RANGES: Record<keyof SammyConfig, Range> = {
   historySize: { min: 1, max: 1000, integer: true },
   noHistoryRung: { min: 0, max: 1000, integer: true },
   floorHeadroom: { min: 1, max: 100 },
+  upSwitchSafety: { min: 0, max: 100, openMin: true },
   rtpRoundingKbps: { min: 1, max: 1_000_000, integer: true },
 };
 

@@ -7,7 +7,8 @@ export { DEFAULT_SAMMY_CONFIG, SammyConfigError, checkSammyField, isSammyConfigK
 export { bytesToKbit, clampRung, ladderFromSidecar, lookahead, segmentCount, topRung, type Ladder, type Lookahead } from './ladder.js';
 export { HISTORY_KEY, InitialThroughputHistory, memoryStore, type KeyValueStore } from './history.js';
 export { hybRung, predictedBufferS, type HybInput, type HybResult } from './hyb.js';
-export { bufferBasedPaceKbps, bufferFraction, eq21FloorKbps, paceFor, roundRtpKbps, type Pace, type PaceInput } from './pace.js';
+export { bufferBasedPaceKbps, bufferFraction, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps, type Pace, type PaceInput } from './pace.js';
+export { stableRung, type StabilityRule, type StableInput, type StableResult } from './stability.js';
 export { SammySession, type Decision, type DecisionInput, type EstimateSource, type SessionOptions } from './session.js';
 export { aggregateKbps, harmonicMean, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
 export { playedSegments, summarizeSession, type PlayedSegment, type SessionSummaryInput } from './qoe.js';

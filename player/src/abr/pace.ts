@@ -1,7 +1,8 @@
 /**
  * Sammy's pace rate (thesis 2.4.2): buffer-based between a multiple of the top bitrate
  * at an empty buffer and a smaller one at a full buffer, never below the throughput
- * HYB needs to keep choosing the top rung (Eq. 2.1).
+ * HYB needs to keep choosing the top rung (Eq. 2.1) nor below the one the stability
+ * rule needs to switch back up to it.
  */
 import type { SammyConfig } from './config.js';
 import { lookahead, type Ladder } from './ladder.js';
@@ -14,10 +15,20 @@ export function eq21FloorKbps(topKbps: number, beta: number, bufferS: number, du
   return topKbps / beta / (1 + Math.max(0, bufferS) / durationS);
 }
 
-/** f = buffer / max buffer, clamped to [0, 1]. */
-export function bufferFraction(bufferS: number, maxBufferS: number): number {
+/**
+ * The fullest buffer a request ever sees: the player requests only while buffer + one
+ * segment < target (dash.js ScheduleController; the segment is not counted when the
+ * target is within one segment), so at a 30 s target with 2 s segments it is 28 s.
+ * The pace reaches its full-buffer multiple there, not at a target it never reaches.
+ */
+export function fullBufferS(maxBufferS: number, segmentDurationS: number): number {
+  return maxBufferS > segmentDurationS ? maxBufferS - segmentDurationS : maxBufferS;
+}
+
+/** f = buffer / full buffer, clamped to [0, 1]. */
+export function bufferFraction(bufferS: number, fullS: number): number {
   if (!Number.isFinite(bufferS) || bufferS <= 0) return 0;
-  return Math.min(1, bufferS / maxBufferS);
+  return Math.min(1, bufferS / fullS);
 }
 
 /** top * (empty * (1 - f) + full * f): 11x the top bitrate when empty, 2.9x when full. */
@@ -53,7 +64,12 @@ export interface Pace {
    * chunks are exactly at the nominal bitrate).
    */
   eq21LookaheadKbps: number;
-  /** max(eq21, eq21Lookahead) * floorHeadroom. */
+  /**
+   * The least estimate with which the stability rule lets Sammy switch up to the top
+   * rung: its bitrate (nominal or lookahead, the larger) / upSwitchSafety.
+   */
+  upSwitchKbps: number;
+  /** max(eq21, eq21Lookahead, upSwitch) * floorHeadroom. */
   floorKbps: number;
   /** Which bound set the pace. */
   bound: 'buffer' | 'floor';
@@ -65,8 +81,11 @@ export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pac
   const la = lookahead(ladder, input.maxRung, input.segmentIndex, cfg.lookaheadSegments);
   const eq21Kbps = eq21FloorKbps(topKbps, cfg.beta, bufferS, la.durationS);
   const eq21LookaheadKbps = la.sizeKbit / (cfg.beta * (bufferS + la.durationS));
-  const floorKbps = Math.max(eq21Kbps, eq21LookaheadKbps) * cfg.floorHeadroom;
-  const bufferBasedKbps = bufferBasedPaceKbps(topKbps, bufferFraction(bufferS, cfg.maxBufferS), cfg);
+  // Stability (stability.ts): an up-switch to the top needs x >= its bitrate / upSwitchSafety.
+  const upSwitchKbps = Math.max(topKbps, la.sizeKbit / la.durationS) / cfg.upSwitchSafety;
+  const floorKbps = Math.max(eq21Kbps, eq21LookaheadKbps, upSwitchKbps) * cfg.floorHeadroom;
+  const fraction = bufferFraction(bufferS, fullBufferS(cfg.maxBufferS, ladder.segmentDurationS));
+  const bufferBasedKbps = bufferBasedPaceKbps(topKbps, fraction, cfg);
   const bound = floorKbps > bufferBasedKbps ? 'floor' : 'buffer';
   const paceKbps = Math.max(bufferBasedKbps, floorKbps);
   return {
@@ -76,6 +95,7 @@ export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pac
     bufferBasedKbps,
     eq21Kbps,
     eq21LookaheadKbps,
+    upSwitchKbps,
     floorKbps,
     bound,
   };

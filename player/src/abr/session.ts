@@ -17,13 +17,17 @@
  *   of top / beta); a link slower than that is not held back by pacing at all, so
  *   unpacing would add burstiness without refilling the buffer any faster.
  * - A seek starts a new initial phase: the user waits for a frame again, the goal is
- *   the shortest delay (thesis 2.4.1), so requests go unpaced until the next frame. The
- *   session's samples stay (they are recent measurements of this path). The history is
- *   written once per session, at the first startup, so seeks do not outweigh sessions.
+ *   the shortest delay (thesis 2.4.1), so requests go unpaced until the next frame.
+ *   Until then the estimate comes from unpaced throughput only, as at a session's start:
+ *   what was fetched since the seek, else the history, else the session's own
+ *   initial-phase samples. Paced playing-phase chunks measure the pace, not the path,
+ *   and would start the seek on too low a rung. After the next frame the usual window
+ *   of recent samples applies again. The history is written once per session, at the
+ *   first startup, so seeks do not outweigh sessions.
  */
 import { resolveSammyConfig, type SammyConfig } from './config.js';
 import type { InitialThroughputHistory } from './history.js';
-import { hybRung } from './hyb.js';
+import { stableRung } from './stability.js';
 import { clampRung, type Ladder } from './ladder.js';
 import { paceFor, type Pace } from './pace.js';
 import type { Phase } from './phase.js';
@@ -80,6 +84,10 @@ export class SammySession {
   private historyRecorded = false;
   private stalls = 0;
   private seeks = 0;
+  /** The rung of the last decision (the stability rule's current rung); null before the first. */
+  private currentRung: number | null = null;
+  /** Index in `samples` of the first sample after the last seek; null before any seek. */
+  private seekSampleStart: number | null = null;
 
   constructor(opts: SessionOptions) {
     if (opts.ladder.bitratesKbps.length === 0) throw new RangeError('the ladder has no rungs');
@@ -106,12 +114,32 @@ export class SammySession {
     return this.samples;
   }
 
-  /** The throughput estimate x: in-session samples first, then the history, else none. */
+  /**
+   * The throughput estimate x: in-session samples first, then the history, else none.
+   * In the initial phase after a seek, only unpaced samples count (see the phase rules above).
+   */
   estimate(): { kbps: number | null; source: EstimateSource } {
-    const recent = this.samples.slice(-this.config.throughputWindow).map(sampleKbps);
-    const session = harmonicMean(recent);
+    if (this.currentPhase === 'initial' && this.seekSampleStart !== null) return this.estimateAfterSeek(this.seekSampleStart);
+    const session = this.windowKbps(this.samples);
     if (session !== null) return { kbps: session, source: 'session' };
     if (this.historyEstimateKbps !== null) return { kbps: this.historyEstimateKbps, source: 'history' };
+    return { kbps: null, source: 'none' };
+  }
+
+  /** Harmonic mean of the last throughputWindow of these samples. */
+  private windowKbps(samples: readonly ThroughputSample[]): number | null {
+    return harmonicMean(samples.slice(-this.config.throughputWindow).map(sampleKbps));
+  }
+
+  private estimateAfterSeek(from: number): { kbps: number | null; source: EstimateSource } {
+    const unpaced = (list: readonly ThroughputSample[]) => list.filter((s) => s.phase === 'initial');
+    const sinceSeek = this.windowKbps(unpaced(this.samples.slice(from)));
+    if (sinceSeek !== null) return { kbps: sinceSeek, source: 'session' };
+    // Read again: the history now holds this session's own startup too.
+    const history = this.history?.estimateKbps() ?? null;
+    if (history !== null) return { kbps: history, source: 'history' };
+    const startup = this.windowKbps(unpaced(this.samples));
+    if (startup !== null) return { kbps: startup, source: 'session' };
     return { kbps: null, source: 'none' };
   }
 
@@ -134,20 +162,30 @@ export class SammySession {
 
     if (kbps === null) {
       const rung = Math.min(clampRung(this.ladder, this.config.noHistoryRung), maxRung);
+      this.currentRung = rung;
       return { ...common, rung, predictedBufferS: null, reason: `no history and no sample yet: rung ${rung} (no-history rule); ${paceText}` };
     }
-    const hyb = hybRung(this.ladder, {
-      bufferS: Math.max(0, input.bufferS),
-      segmentIndex: input.segmentIndex,
-      estimateKbps: kbps,
-      maxRung,
-      beta: this.config.beta,
-      lookaheadSegments: this.config.lookaheadSegments,
-    });
-    const why = hyb.noSafeRung
+    const choice = stableRung(
+      this.ladder,
+      {
+        bufferS: Math.max(0, input.bufferS),
+        segmentIndex: input.segmentIndex,
+        estimateKbps: kbps,
+        maxRung,
+        beta: this.config.beta,
+        lookaheadSegments: this.config.lookaheadSegments,
+        currentRung: this.currentRung === null ? null : Math.min(this.currentRung, maxRung),
+      },
+      this.config,
+    );
+    const rung = choice.rung;
+    this.currentRung = rung;
+    const why = choice.noSafeRung
       ? `no rung keeps B_T > 0 at ${fmt(kbps)} (${source}): lowest rung`
-      : `HYB: rung ${hyb.rung} keeps B_T = ${hyb.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
-    return { ...common, rung: hyb.rung, predictedBufferS: hyb.predictedBufferS, reason: `${why}; ${paceText}` };
+      : choice.heldBelowRung !== null
+        ? `stable: rung ${rung} (B_T = ${choice.predictedBufferS.toFixed(1)} s) rather than HYB's ${choice.heldBelowRung} at ${fmt(kbps)} (${source}): the up-switch is not sustained`
+        : `HYB: rung ${rung} keeps B_T = ${choice.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
+    return { ...common, rung, predictedBufferS: choice.predictedBufferS, reason: `${why}; ${paceText}` };
   }
 
   /** A downloaded video chunk; unusable samples (zero bytes or time) are ignored. */
@@ -172,6 +210,7 @@ export class SammySession {
   seek(): void {
     this.seeks++;
     this.currentPhase = 'initial';
+    this.seekSampleStart = this.samples.length;
   }
 
   /** Playback stalled after startup: the session stays in the playing phase (see above). */

@@ -1,11 +1,12 @@
 import { DEFAULT_SAMMY_CONFIG, resolveSammyConfig } from '../../src/abr/config.js';
 import { lookahead } from '../../src/abr/ladder.js';
-import { bufferFraction, eq21FloorKbps, paceFor, roundRtpKbps } from '../../src/abr/pace.js';
+import { bufferFraction, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps } from '../../src/abr/pace.js';
 import { cbrLadder, seededRandom, vbrLadder } from './fixtures.js';
 
 const ladder = cbrLadder();
 const TOP = 4;
-const cfg = resolveSammyConfig();
+/** The arithmetic below uses HYB's beta = 0.5 and T = 5 segments (D_T = 10 s). */
+const cfg = resolveSammyConfig({ beta: 0.5, lookaheadSegments: 5 });
 
 describe('pace rate (thesis 2.4.2)', () => {
   test('11x the top bitrate at an empty buffer, 2.9x at a full one', () => {
@@ -20,9 +21,22 @@ describe('pace rate (thesis 2.4.2)', () => {
     expect(full.bound).toBe('buffer');
   });
 
+  test('2.9x at the fullest buffer the player reaches: one segment below the target', () => {
+    // The player requests only while buffer + one segment < target: at a 30 s target and
+    // 2 s segments no request sees more than 28 s, so f is normalised to 28 s.
+    const reachable = paceFor(ladder, cfg, { bufferS: 28, segmentIndex: 0, maxRung: TOP });
+    expect(reachable.bufferBasedKbps).toBeCloseTo(2.9 * 1050, 9);
+    expect(reachable.rtpKbps).toBe(3100);
+    expect(paceFor(ladder, cfg, { bufferS: 14, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(1050 * (11 * 0.5 + 2.9 * 0.5), 9);
+    // A target within one segment is reached itself (the player then ignores the segment).
+    const short = resolveSammyConfig({ maxBufferS: 2, beta: 0.5, lookaheadSegments: 5 });
+    expect(paceFor(ladder, short, { bufferS: 1, segmentIndex: 0, maxRung: TOP }).bufferBasedKbps).toBeCloseTo(1050 * (11 * 0.5 + 2.9 * 0.5), 9);
+    expect(fullBufferS(30, 2)).toBe(28);
+    expect(fullBufferS(2, 2)).toBe(2);
+  });
+
   test('linear in the buffer fraction between the two, clamped outside [0, max]', () => {
-    expect(paceFor(ladder, cfg, { bufferS: 15, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(1050 * (11 * 0.5 + 2.9 * 0.5), 9);
-    expect(paceFor(ladder, cfg, { bufferS: 7.5, segmentIndex: 0, maxRung: TOP }).rtpKbps).toBe(9500); // 1050 * 8.975 = 9423.75
+    expect(paceFor(ladder, cfg, { bufferS: 7, segmentIndex: 0, maxRung: TOP }).rtpKbps).toBe(9500); // f = 7 / 28: 1050 * 8.975 = 9423.75
     expect(paceFor(ladder, cfg, { bufferS: 300, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(3045, 9);
     expect(paceFor(ladder, cfg, { bufferS: -3, segmentIndex: 0, maxRung: TOP }).paceKbps).toBeCloseTo(11550, 9);
     expect(bufferFraction(Number.NaN, 30)).toBe(0);
@@ -46,7 +60,7 @@ describe('pace rate (thesis 2.4.2)', () => {
   });
 
   test('the floor takes over when the buffer-based rate would fall below it (small beta)', () => {
-    const lowBeta = resolveSammyConfig({ beta: 0.05 });
+    const lowBeta = resolveSammyConfig({ beta: 0.05, lookaheadSegments: 5 });
     // Full buffer: buffer-based 3045; floor 1050 / 0.05 / (1 + 30/10) * 1.1 = 5775.
     const p = paceFor(ladder, lowBeta, { bufferS: 30, segmentIndex: 0, maxRung: TOP });
     expect(p.bound).toBe('floor');
@@ -56,7 +70,7 @@ describe('pace rate (thesis 2.4.2)', () => {
 
   test('the lookahead floor uses the real upcoming sizes (VBR chunks above nominal raise it)', () => {
     const vbr = vbrLadder();
-    const p = paceFor(vbr, resolveSammyConfig({ beta: 0.05 }), { bufferS: 30, segmentIndex: 3, maxRung: TOP });
+    const p = paceFor(vbr, resolveSammyConfig({ beta: 0.05, lookaheadSegments: 5 }), { bufferS: 30, segmentIndex: 3, maxRung: TOP });
     const sizes = vbr.segmentSizesBytes[TOP]!.slice(3, 8);
     const sizeKbit = (sizes.reduce((a, b) => a + b, 0) * 8) / 1000;
     expect(p.eq21LookaheadKbps).toBeCloseTo(sizeKbit / (0.05 * (30 + 10)), 6);

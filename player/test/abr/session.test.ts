@@ -4,6 +4,8 @@ import { SammySession } from '../../src/abr/session.js';
 import { cbrLadder } from './fixtures.js';
 
 const ladder = cbrLadder();
+/** HYB's beta = 0.5 and T = 5 segments (D_T = 10 s): the arithmetic in the comments below uses them. */
+const HYB = { beta: 0.5, lookaheadSegments: 5 };
 /** A 262,500-byte top-rung chunk (2 s at 1050 kbps) downloaded in `s` seconds. */
 const top = (s: number, phase: 'initial' | 'playing') => ({ sizeBytes: 262_500, downloadS: s, phase });
 
@@ -30,16 +32,16 @@ describe('SammySession', () => {
 
   test('the first chunk follows the history: HYB at the historical estimate with an empty buffer', () => {
     // beta * x * (1 + 0) >= r: 2 * 1050 = 2100 kbps is the least estimate that starts at the top.
-    expect(new SammySession({ ladder, history: historyWith([2200]) }).decide({ bufferS: 0, segmentIndex: 0 })).toMatchObject({
+    expect(new SammySession({ ladder, config: HYB, history: historyWith([2200]) }).decide({ bufferS: 0, segmentIndex: 0 })).toMatchObject({
       rung: 4,
       estimateSource: 'history',
       rtpKbps: null,
     });
-    expect(new SammySession({ ladder, history: historyWith([1200]) }).decide({ bufferS: 0, segmentIndex: 0 }).rung).toBe(2);
+    expect(new SammySession({ ladder, config: HYB, history: historyWith([1200]) }).decide({ bufferS: 0, segmentIndex: 0 }).rung).toBe(2);
   });
 
   test('in-session samples replace the history once there are any', () => {
-    const s = new SammySession({ ladder, history: historyWith([100_000]) });
+    const s = new SammySession({ ladder, config: HYB, history: historyWith([100_000]) });
     s.addSample(top(2.5, 'initial')); // 840 kbps
     const d = s.decide({ bufferS: 2, segmentIndex: 1 });
     expect(d.estimateSource).toBe('session');
@@ -59,15 +61,15 @@ describe('SammySession', () => {
     expect(s.firstFrame()).toBeNull(); // idempotent
     expect(new InitialThroughputHistory(store, 10).sessionsKbps()).toEqual([10500]);
 
-    // Exact decision: f = 4 / 30, pace = 1050 * (11 * 26/30 + 2.9 * 4/30) = 10416 -> rtp 10500.
+    // Exact decision: f = 4 / 28 (the fullest buffer at a request), pace = 1050 * (11 * 24/28 + 2.9 * 4/28) = 10335 -> rtp 10400.
     const d = s.decide({ bufferS: 4, segmentIndex: 2 });
     expect(d.phase).toBe('playing');
     expect(d.rung).toBe(4);
-    expect(d.paceKbps).toBeCloseTo(10416, 6);
-    expect(d.rtpKbps).toBe(10500);
+    expect(d.paceKbps).toBeCloseTo(10335, 6);
+    expect(d.rtpKbps).toBe(10400);
     expect(d.pace.bound).toBe('buffer');
     expect(d.reason).toMatch(/HYB: rung 4/);
-    expect(d.reason).toMatch(/rtp 10500/);
+    expect(d.reason).toMatch(/rtp 10400/);
   });
 
   test('a playing-phase session never writes playing samples to the history, whatever it is told', () => {
@@ -104,6 +106,32 @@ describe('SammySession', () => {
     expect(s.phase).toBe('playing');
     expect(s.decide({ bufferS: 2, segmentIndex: 31 }).rtpKbps).not.toBeNull();
     expect(new InitialThroughputHistory(store, 10).sessionsKbps()).toHaveLength(1);
+  });
+
+  test('after a seek the estimate comes from unpaced samples only: the history, then what was fetched since the seek', () => {
+    const store = memoryStore();
+    new InitialThroughputHistory(store, 10).recordSession([{ sizeBytes: 1000, downloadS: 8 / 8000, phase: 'initial' }]);
+    const s = new SammySession({ ladder, history: new InitialThroughputHistory(store, 10) });
+    s.addSample(top(0.1, 'initial')); // 21000 kbps, unpaced
+    s.firstFrame(); // the history now holds 8000 and 21000
+    for (let i = 0; i < 5; i++) s.addSample(top(1.75, 'playing')); // 1200 kbps, paced
+    expect(s.estimate().kbps).toBeCloseTo(1200, 9);
+    s.seek();
+    // Not the paced 1200 kbps: the history (harmonic mean of 8000 and 21000).
+    expect(s.estimate()).toEqual({ kbps: expect.closeTo(2 / (1 / 8000 + 1 / 21000), 6), source: 'history' });
+    // HYB at an empty buffer: beta x = 5793 kbps carries the top rung; the paced estimate (600) would give rung 2.
+    expect(s.decide({ bufferS: 0, segmentIndex: 40 }).rung).toBe(4);
+    s.addSample(top(0.25, 'initial')); // 8400 kbps, fetched since the seek
+    expect(s.estimate()).toEqual({ kbps: expect.closeTo(8400, 9), source: 'session' });
+  });
+
+  test('after a seek with no history: the session\'s own unpaced samples, never the paced ones', () => {
+    const s = new SammySession({ ladder });
+    s.addSample(top(0.1, 'initial')); // 21000 kbps
+    s.firstFrame();
+    for (let i = 0; i < 5; i++) s.addSample(top(1.75, 'playing'));
+    s.seek();
+    expect(s.estimate()).toEqual({ kbps: expect.closeTo(21000, 9), source: 'session' });
   });
 
   test('a cap on the rung caps the choice and lowers "top" for the pace', () => {

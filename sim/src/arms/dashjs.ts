@@ -5,13 +5,13 @@
  * `streaming/models/ThroughputModel.js`, `streaming/controllers/ThroughputController.js`,
  * `streaming/controllers/AbrController.js`, `streaming/rules/abr/ABRRulesCollection.js`,
  * `ThroughputRule.js`, `BolaRule.js`, `InsufficientBufferRule.js`,
- * `SwitchHistoryRule.js`, `streaming/controllers/ScheduleController.js` and the
- * defaults in `core/Settings.js`. README "The control arm" lists what is modelled and
+ * `SwitchHistoryRule.js`, `AbandonRequestsRule.js`, `streaming/utils/DOMStorage.js`,
+ * `streaming/controllers/ScheduleController.js` and the defaults in `core/Settings.js`. README "The control arm" lists what is modelled and
  * what is left out.
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { DEFAULT_SAMMY_CONFIG, fixedRtpKbps } from '../core.js';
-import type { ArmPolicy, ChunkDone, Decision, DecisionContext, SimArm } from './types.js';
+import type { ArmPolicy, ChunkDone, Decision, DecisionContext, DownloadProgress, SimArm } from './types.js';
 
 /** dash.js settings the model reads, named after them (units in the suffix). */
 export interface DashJsSettings {
@@ -45,6 +45,21 @@ export interface DashJsSettings {
   longFormContentDurationThresholdS: number;
   /** AbrController DEFAULT_VIDEO_BITRATE: the first rung's bitrate bound with no saved bitrate and no samples. */
   initialBitrateKbps: number;
+  /**
+   * The saved-bitrate cache (streaming.lastBitrateCachingInfo, on by default, 6 min ttl):
+   * what an earlier session on this device saved, i.e. its throughput estimate at its
+   * last quality change (`DashJsArm.savedBitrateKbps()`); it bounds the first rung
+   * instead of initialBitrateKbps. null: none, or older than the ttl.
+   */
+  savedBitrateKbps: number | null;
+  /** streaming.abr.rules.abandonRequestsRule.active */
+  abandonRequests: boolean;
+  /** abandonRequestsRule.parameters.abandonDurationMultiplier: abandon only downloads predicted to take longer than this many segment durations. */
+  abandonDurationMultiplier: number;
+  /** abandonRequestsRule.parameters.minSegmentDownloadTimeThresholdInMs, in seconds: not before this long after the first byte. */
+  abandonMinDownloadS: number;
+  /** streaming.abandonLoadTimeout, in seconds: after an abandonment, no up-switch for this long. */
+  abandonLoadTimeoutS: number;
 }
 
 export const DASHJS_DEFAULTS: Readonly<DashJsSettings> = Object.freeze({
@@ -63,6 +78,11 @@ export const DASHJS_DEFAULTS: Readonly<DashJsSettings> = Object.freeze({
   bufferTimeAtTopQualityLongFormS: 60,
   longFormContentDurationThresholdS: 600,
   initialBitrateKbps: 1000,
+  savedBitrateKbps: null,
+  abandonRequests: true,
+  abandonDurationMultiplier: 1.8,
+  abandonMinDownloadS: 0.5,
+  abandonLoadTimeoutS: 10,
 });
 
 /** BolaRule.js constants. */
@@ -202,7 +222,8 @@ export interface DashJsArmOptions {
  * - InsufficientBufferRule (after the first two segments);
  * - SwitchHistoryRule.
  * With no proposal the rung stays; the first segment's rung is the highest at or below
- * 1000 kbps (no saved bitrate, no samples yet).
+ * the saved bitrate, else 1000 kbps (no samples yet). During a download the
+ * AbandonRequestsRule may give it up for a lower rung (`onProgress`).
  */
 export class DashJsArm implements ArmPolicy {
   readonly arm: SimArm;
@@ -222,6 +243,11 @@ export class DashJsArm implements ArmPolicy {
   private appendedSegments = 0;
   /** SwitchHistoryRule's window of (from, to) decisions. */
   private switchHistory: { from: number; to: number }[] = [];
+  /** AbandonRequestsRule: segments already abandoned once; no up-switch before this time (ABANDON_LOAD). */
+  private readonly abandoned = new Set<number>();
+  private abandonLoadUntilS = -Infinity;
+  /** What dash.js would save in the bitrate cache now: the throughput estimate at the last quality change. */
+  private savedKbps: number | null = null;
 
   constructor(options: DashJsArmOptions) {
     this.s = { ...DASHJS_DEFAULTS, ...options.settings };
@@ -231,11 +257,12 @@ export class DashJsArm implements ArmPolicy {
     this.estimator = new DashJsThroughputEstimator(this.s);
     this.bola = new BolaModel(this.bitratesKbps, this.s.bufferTimeDefaultS);
     this.longForm = options.contentDurationS >= this.s.longFormContentDurationThresholdS;
-    this.currentRung = rungForBitrate(this.bitratesKbps, this.s.initialBitrateKbps);
+    // AbrController.getInitialBitrateFor: the saved bitrate, else DEFAULT_VIDEO_BITRATE.
+    this.currentRung = rungForBitrate(this.bitratesKbps, this.s.savedBitrateKbps ?? this.s.initialBitrateKbps);
     const multiplier = options.paceTopMultiplier;
     this.rtpKbps = multiplier === undefined ? null : fixedRtpKbps(this.bitratesKbps[this.topRung]!, multiplier, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
     this.arm = options.arm ?? (multiplier === undefined ? 'control' : 'fixed4x');
-    this.config = { model: 'dash.js 5.2.1 default ABR (DYNAMIC: Throughput/BOLA, InsufficientBuffer, SwitchHistory)', ...this.s };
+    this.config = { model: 'dash.js 5.2.1 default ABR (DYNAMIC: Throughput/BOLA, InsufficientBuffer, SwitchHistory, AbandonRequests; fast switching off)', ...this.s };
     if (multiplier !== undefined) this.config.paceTopMultiplier = multiplier;
   }
 
@@ -362,14 +389,55 @@ export class DashJsArm implements ArmPolicy {
     if (history !== null) proposals.push(history);
 
     if (proposals.length > 0) {
-      const next = Math.min(...proposals);
+      let next = Math.min(...proposals);
+      // AbrController.checkPlaybackQuality: while ABANDON_LOAD, only down-switches go through.
+      if (ctx.nowS < this.abandonLoadUntilS && next > this.currentRung) next = this.currentRung;
       this.switchHistory.push({ from: this.currentRung, to: next });
       if (this.switchHistory.length > this.s.switchHistorySampleSize) this.switchHistory.shift();
       // QUALITY_CHANGE_REQUESTED also moves BOLA's idea of the current rung.
       if (next !== this.currentRung && this.bolaState) this.bolaState.currentRung = next;
+      if (next !== this.currentRung) this.saveBitrate();
       this.currentRung = next;
     }
     return { rung: this.currentRung, rtpKbps: this.rtpKbps, delayS };
+  }
+
+  /** AbrController._saveBitrateSettings, at each quality change: the average throughput. */
+  private saveBitrate(): void {
+    const kbps = this.estimator.averageKbps();
+    if (!Number.isNaN(kbps)) this.savedKbps = kbps;
+  }
+
+  /** The saved-bitrate cache after this session: seed the next session's `savedBitrateKbps` with it. */
+  savedBitrateKbps(): number | null {
+    return this.savedKbps;
+  }
+
+  /**
+   * AbandonRequestsRule.shouldAbandon: above the stable buffer time, on the lowest rung, or
+   * sooner than abandonMinDownloadS after the first byte, never; otherwise, when the
+   * throughput measured so far predicts more than abandonDurationMultiplier segment
+   * durations for the whole segment, and fetching the rest would take more bytes than the
+   * whole segment at the rung that throughput carries, switch to that rung (once per
+   * segment). dash.js also waits for 6 progress events; at the simulator's 0.1 s events
+   * that is earlier than the 0.5 s.
+   */
+  onProgress(p: DownloadProgress): number | null {
+    if (!this.s.abandonRequests || this.abandoned.has(p.index) || p.rung === 0) return null;
+    if (p.bufferS > this.s.bufferTimeDefaultS || p.sinceFirstByteS <= this.s.abandonMinDownloadS || p.loadedBytes >= p.sizeBytes) return null;
+    const kbps = Math.round((8 * p.loadedBytes) / (p.sinceFirstByteS * 1000));
+    if (!(kbps > 0) || (p.sizeBytes * 8) / kbps / 1000 < this.segmentDurationS * this.s.abandonDurationMultiplier) return null;
+    const target = rungForBitrate(this.bitratesKbps, kbps);
+    const targetBytes = (p.sizeBytes * this.bitratesKbps[target]!) / this.bitratesKbps[p.rung]!;
+    if (p.sizeBytes - p.loadedBytes <= targetBytes) return null;
+    this.abandoned.add(p.index);
+    // _onSegmentDownloadShouldBeAbandoned: ABANDON_LOAD for abandonLoadTimeout, the switch history cleared.
+    this.abandonLoadUntilS = p.nowS + this.s.abandonLoadTimeoutS;
+    this.switchHistory = [];
+    if (target !== this.currentRung) this.saveBitrate();
+    this.currentRung = target;
+    if (this.bolaState) this.bolaState.currentRung = target;
+    return target;
   }
 
   onChunk(chunk: ChunkDone): void {

@@ -71,6 +71,7 @@ export function pacedAtBitrateMultiple(factory: ArmFactory, multiple: number): A
       onChunk: (chunk) => inner.onChunk(chunk),
       onPlaybackStart: (nowS) => inner.onPlaybackStart?.(nowS),
       onStall: (nowS) => inner.onStall?.(nowS),
+      onProgress: (progress) => inner.onProgress?.(progress) ?? null,
     };
   };
 }

@@ -53,6 +53,19 @@ export interface ChunkDone {
   bufferAfterS: number;
 }
 
+/** A download in flight, as the player sees it in a progress event. */
+export interface DownloadProgress {
+  index: number;
+  rung: number;
+  sizeBytes: number;
+  loadedBytes: number;
+  sinceFirstByteS: number;
+  /** Session clock now. */
+  nowS: number;
+  /** Buffer level now. */
+  bufferS: number;
+}
+
 export interface ArmPolicy {
   readonly arm: SimArm;
   /** Every parameter the arm ran with, written into the session's `config`. */
@@ -65,4 +78,6 @@ export interface ArmPolicy {
   onPlaybackStart?(nowS: number): void;
   /** The buffer ran dry during playback. */
   onStall?(nowS: number): void;
+  /** A download in flight: return another rung to abandon it and fetch the segment there, or null. */
+  onProgress?(progress: DownloadProgress): number | null;
 }

@@ -1,5 +1,6 @@
 /** Helpers the simulator's CLIs share: paths, numbers, the bundled ladder, errors. */
-import { isAbsolute, resolve } from 'node:path';
+import { readdirSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { SimError } from '../errors.js';
@@ -14,6 +15,22 @@ export const BUNDLED_TRACES = fileURLToPath(new URL('../../traces', import.meta.
  */
 export function userPath(path: string): string {
   return isAbsolute(path) ? path : resolve(process.env.INIT_CWD ?? process.cwd(), path);
+}
+
+/** The trace files of a folder (JSON steps or mahimahi), sorted; hidden files and markdown are skipped. */
+export function traceFiles(dir: string): string[] {
+  let files: string[];
+  try {
+    files = readdirSync(dir)
+      .filter((f) => !f.startsWith('.') && !f.toLowerCase().endsWith('.md'))
+      .map((f) => join(dir, f))
+      .filter((p) => statSync(p).isFile())
+      .sort();
+  } catch (err) {
+    throw new SimError('SIM_BAD_ARGS', `--traces must be a folder of trace files (${(err as Error).message})`);
+  }
+  if (files.length === 0) throw new SimError('SIM_BAD_ARGS', `no trace files in ${dir}`);
+  return files;
 }
 
 /** `constant:KBPS` passes through; anything else is a path. */

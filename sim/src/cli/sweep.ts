@@ -3,7 +3,7 @@
  *                      [--max-buffer S] [--out DIR]
  * Writes OUT/sweep.json (every row), OUT/sweep.md (the Pareto table) and OUT/sweep.svg.
  */
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_SAMMY_CONFIG, type SammyConfig } from '../core.js';
@@ -11,14 +11,16 @@ import { SimError } from '../errors.js';
 import { loadSidecar } from '../ladder.js';
 import { DEFAULT_SESSION_DURATION_S } from '../session.js';
 import { DEFAULT_GRID_SPEC, gridPoints, parseGrid } from '../sweep/grid.js';
-import { markdownReport, markdownTable, svgPlot } from '../sweep/report.js';
+import { corpusTraces } from '../corpus/traces.js';
+import { markdownReport, markdownTable, stablestRows, svgPlot } from '../sweep/report.js';
 import { runSweep } from '../sweep/sweep.js';
 import { loadTrace } from '../trace.js';
-import { BUNDLED_LADDER, BUNDLED_TRACES, numberOption, runMain, userPath, cliValues } from './common.js';
+import { BUNDLED_LADDER, BUNDLED_TRACES, numberOption, runMain, userPath, cliValues, traceFiles } from './common.js';
 
 const DEFAULT_OUT = fileURLToPath(new URL('../../out/sweep', import.meta.url));
-const USAGE = `usage: npm run sim:sweep -- [--traces DIR] [--ladder SEGMENTS_JSON] [--grid SPEC] [--duration S] [--max-buffer S] [--out DIR]
+const USAGE = `usage: npm run sim:sweep -- [--traces DIR] [--corpus] [--ladder SEGMENTS_JSON] [--grid SPEC] [--duration S] [--max-buffer S] [--out DIR]
   --traces   a folder of traces (JSON steps or mahimahi files); default: the bundled sim/traces
+  --corpus   the corpus of npm run sim:corpus: those files (mahimahi at 40 ms) plus the generated families
   --grid     name=v1,v2;... over empty, full, beta, lookahead or any Sammy config field
              default: ${DEFAULT_GRID_SPEC}
   --out      default: sim/out/sweep`;
@@ -27,6 +29,7 @@ async function main(): Promise<number> {
   const values = cliValues(
     {
       traces: { type: 'string' },
+      corpus: { type: 'boolean', default: false },
       ladder: { type: 'string' },
       grid: { type: 'string', default: DEFAULT_GRID_SPEC },
       duration: { type: 'string' },
@@ -37,20 +40,10 @@ async function main(): Promise<number> {
   );
   if (values === null) return 0;
   const dir = values.traces === undefined ? BUNDLED_TRACES : userPath(values.traces);
-  let files: string[];
-  try {
-    files = readdirSync(dir)
-      .filter((f) => !f.startsWith('.') && !f.toLowerCase().endsWith('.md'))
-      .map((f) => join(dir, f))
-      .filter((p) => statSync(p).isFile())
-      .sort();
-  } catch (err) {
-    throw new SimError('SIM_BAD_ARGS', `--traces must be a folder of trace files (${(err as Error).message})`);
-  }
-  if (files.length === 0) throw new SimError('SIM_BAD_ARGS', `no trace files in ${dir}`);
-  const traces = files.map((f) => loadTrace(f));
+  const files = traceFiles(dir);
   const ladderPath = values.ladder === undefined ? BUNDLED_LADDER : userPath(values.ladder);
   const sidecar = loadSidecar(ladderPath);
+  const traces = values.corpus ? corpusTraces({ files, ladderKbps: sidecar.representations.map((r) => r.bitrateKbps) }) : files.map((f) => loadTrace(f));
   const grid = parseGrid(values.grid!);
   const points = gridPoints(grid);
   const durationS = numberOption(values.duration, '--duration', (n) => n > 0, 'a positive number of seconds') ?? DEFAULT_SESSION_DURATION_S;
@@ -81,6 +74,7 @@ async function main(): Promise<number> {
     durationS,
     maxBufferS: maxBufferS ?? DEFAULT_SAMMY_CONFIG.maxBufferS,
     grid: values.grid!,
+    corpus: values.corpus ?? false,
   };
   mkdirSync(out, { recursive: true });
   const title = `Sammy sweep: ${result.rows.length} parameter sets over ${traces.length} traces (thesis Fig. 2.5)`;
@@ -88,6 +82,8 @@ async function main(): Promise<number> {
   writeFileSync(join(out, 'sweep.md'), markdownReport(result, keys, ctx, 'sweep.svg'));
   writeFileSync(join(out, 'sweep.json'), JSON.stringify({ config: { ...ctx, ladderPath, points: points.length, sammyDefaults: DEFAULT_SAMMY_CONFIG }, ...result }, null, 1));
   console.log(markdownTable(result, keys));
+  console.log('\nFewest traces missing the bar, then fewest switches, then most quality:\n');
+  console.log(markdownTable(result, keys, stablestRows));
   console.log(`\n${(result.rows.length + 2) * traces.length} sessions in ${seconds.toFixed(1)} s; wrote ${join(out, 'sweep.md')}, sweep.svg and sweep.json`);
   return 0;
 }

@@ -21,8 +21,8 @@ export interface ReportContext {
   grid: string;
 }
 
-export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[]): string {
-  const header = [...keys.map((k) => SHORT[k] ?? k), 'chunk throughput', 'SSIM', 'bitrate', 'rebuffers (n / s)', 'play delay', ''];
+export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[], rowsOf: (r: SweepResult) => SweepRow[] = paretoRows): string {
+  const header = [...keys.map((k) => SHORT[k] ?? k), 'chunk throughput', 'SSIM', 'bitrate', 'rebuffers (n / s)', 'play delay', 'switches / 10 min', 'traces missing the bar', ''];
   const line = (r: SweepRow, label: string): string =>
     `| ${[
       ...keys.map((k) => (r.arm === 'sammy' ? String(r.params[k]) : '')),
@@ -31,6 +31,8 @@ export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[]):
       `${signed(r.bitrateChangePct, 2)}%`,
       `${r.rebufferCount} / ${r.rebufferS.toFixed(1)}`,
       `${r.meanPlayDelayS.toFixed(2)} s`,
+      r.meanSwitchesPer10Min.toFixed(1),
+      String(r.barMissTraces),
       label,
     ].join(' | ')} |`;
   const rows = [
@@ -38,11 +40,15 @@ export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[]):
     `|${header.map(() => ' --- ').join('|')}|`,
     line(result.control, 'control (dash.js default ABR)'),
     line(result.fixed4x, 'fixed4x (control + 4x top bitrate pace)'),
-    ...result.front.map((r) => line(r, r.isDefault ? 'Pareto, **default**' : 'Pareto')),
+    ...rowsOf(result).map((r) => line(r, r.isDefault ? `${label(r)}, **default**` : label(r))),
   ];
-  if (!result.defaultRow.pareto) rows.push(line(result.defaultRow, `**default** (not on the front${result.defaultRow.eligible ? '' : '; rebuffers more than control'})`));
+  if (!rowsOf(result).includes(result.defaultRow)) rows.push(line(result.defaultRow, `**default** (${result.defaultRow.pareto ? 'Pareto' : 'not on the front'}${result.defaultRow.eligible ? '' : '; rebuffers more than control'})`));
   return rows.join('\n');
 }
+
+const paretoRows = (r: SweepResult): SweepRow[] => r.front;
+export const stablestRows = (r: SweepResult): SweepRow[] => r.stablest;
+const label = (r: SweepRow): string => (r.pareto ? 'Pareto' : 'stable');
 
 export function markdownReport(result: SweepResult, keys: (keyof SammyConfig)[], ctx: ReportContext, svgName: string): string {
   const sessions = (result.rows.length + 2) * ctx.traces.length;
@@ -60,6 +66,12 @@ rebuffers and play delay are totals and means over the traces. The Pareto front 
 ![trade-off](${svgName})
 
 ${markdownTable(result, keys)}
+
+The points that miss issue 11's per-trace bar (switches at most control's + 3, rebuffer
+time at most control's + 1 s, SSIM at most 0.003 below control's) on the fewest traces,
+then switch least, then keep the most quality:
+
+${markdownTable(result, keys, stablestRows)}
 `;
 }
 

@@ -8,6 +8,7 @@
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { armFactory, type ArmFactory } from '../arms/index.js';
+import { barMisses } from '../corpus/compare.js';
 import { DEFAULT_SAMMY_CONFIG, type SammyConfig } from '../core.js';
 import { simulateSession, type SimSessionQoE } from '../session.js';
 import type { Trace } from '../trace.js';
@@ -20,6 +21,7 @@ export interface TraceOutcome {
   rebufferCount: number;
   rebufferS: number;
   playDelayS: number | null;
+  switchesPer10Min: number;
 }
 
 export interface SweepRow {
@@ -33,6 +35,10 @@ export interface SweepRow {
   rebufferCount: number;
   rebufferS: number;
   meanPlayDelayS: number;
+  /** Mean over traces of the rung switches per 10 minutes. */
+  meanSwitchesPer10Min: number;
+  /** Traces on which this point misses the bar against control (compare.ts `barMisses`). */
+  barMissTraces: number;
   /** Rebuffers no more (in seconds) than control on the same traces. */
   eligible: boolean;
   pareto: boolean;
@@ -52,6 +58,8 @@ export interface SweepOptions {
 
 export interface SweepResult {
   rows: SweepRow[];
+  /** The points that miss the bar on the fewest traces, then switch least, then keep the most quality (at most 10). */
+  stablest: SweepRow[];
   control: SweepRow;
   fixed4x: SweepRow;
   /** Pareto rows, by throughput change. */
@@ -68,6 +76,7 @@ function outcome(q: SimSessionQoE): TraceOutcome {
     rebufferCount: q.rebufferCount,
     rebufferS: q.rebufferS,
     playDelayS: q.playDelayS,
+    switchesPer10Min: (q.switchCount * 600) / q.sim.mediaS,
   };
 }
 
@@ -94,6 +103,8 @@ function row(arm: SweepRow['arm'], params: Partial<SammyConfig>, perTrace: Trace
     rebufferCount: sum((o) => o.rebufferCount),
     rebufferS: sum((o) => o.rebufferS),
     meanPlayDelayS: delays.length === 0 ? 0 : delays.reduce((a, b) => a + b, 0) / delays.length,
+    meanSwitchesPer10Min: sum((o) => o.switchesPer10Min) / Math.max(1, perTrace.length),
+    barMissTraces: perTrace.filter((o, i) => barMisses(o, control[i]!).length > 0).length,
     eligible: sum((o) => o.rebufferS) <= controlRebufferS + 1e-9,
     pareto: false,
     isDefault: false,
@@ -145,5 +156,12 @@ export function runSweep(options: SweepOptions): SweepResult {
     return r;
   });
   const front = paretoFront(rows);
-  return { rows, control, fixed4x, front, defaultRow: rows.find((r) => r.isDefault)! };
+  return { rows, stablest: stablest(rows), control, fixed4x, front, defaultRow: rows.find((r) => r.isDefault)! };
+}
+
+/** The ranking that chose the stability parameters: fewest traces missing the bar, fewest switches, most quality. */
+export function stablest(rows: readonly SweepRow[], count = 10): SweepRow[] {
+  return [...rows]
+    .sort((a, b) => a.barMissTraces - b.barMissTraces || a.meanSwitchesPer10Min - b.meanSwitchesPer10Min || b.qualityChangePct - a.qualityChangePct)
+    .slice(0, count);
 }
