@@ -47,6 +47,14 @@ export interface SammyConfig {
    * down-switches are HYB's.
    */
   upSwitchSafety: number;
+  /**
+   * The throughput estimate never exceeds this multiple of the latest sample. A
+   * harmonic mean over a window keeps a 10x fall (a cellular fade) at a fraction of its
+   * depth for several chunks, and HYB's buffer term then spends the buffer on a rung the
+   * link no longer carries; capping by the latest sample makes a fall count at once,
+   * while a rise still waits for the window (and the up-switch rule).
+   */
+  lastSampleCapMultiplier: number;
   /** CTA-5004: rtp is an integer kbps, rounded to 100 kbps (we round up, never below the floor). */
   rtpRoundingKbps: number;
 }
@@ -54,14 +62,15 @@ export interface SammyConfig {
 export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
   paceEmptyMultiplier: 11.0,
   paceFullMultiplier: 2.9,
-  beta: 0.7,
-  lookaheadSegments: 3,
+  beta: 0.8,
+  lookaheadSegments: 7,
   maxBufferS: 30,
   throughputWindow: 5,
   historySize: 10,
   noHistoryRung: 0,
   floorHeadroom: 1.1,
   upSwitchSafety: 1,
+  lastSampleCapMultiplier: 1.5,
   rtpRoundingKbps: 100,
 });
 
@@ -93,6 +102,7 @@ const RANGES: Record<keyof SammyConfig, Range> = {
   noHistoryRung: { min: 0, max: 1000, integer: true },
   floorHeadroom: { min: 1, max: 100 },
   upSwitchSafety: { min: 0, max: 100, openMin: true },
+  lastSampleCapMultiplier: { min: 1, max: 1e6 },
   rtpRoundingKbps: { min: 1, max: 1_000_000, integer: true },
 };
 

@@ -121,9 +121,15 @@ export class SammySession {
   estimate(): { kbps: number | null; source: EstimateSource } {
     if (this.currentPhase === 'initial' && this.seekSampleStart !== null) return this.estimateAfterSeek(this.seekSampleStart);
     const session = this.windowKbps(this.samples);
-    if (session !== null) return { kbps: session, source: 'session' };
+    if (session !== null) return { kbps: this.capByLatest(session, this.samples), source: 'session' };
     if (this.historyEstimateKbps !== null) return { kbps: this.historyEstimateKbps, source: 'history' };
     return { kbps: null, source: 'none' };
+  }
+
+  /** `kbps`, at most lastSampleCapMultiplier times the latest of `samples` (config.ts). */
+  private capByLatest(kbps: number, samples: readonly ThroughputSample[]): number {
+    const latest = samples.at(-1);
+    return latest === undefined ? kbps : Math.min(kbps, this.config.lastSampleCapMultiplier * sampleKbps(latest));
   }
 
   /** Harmonic mean of the last throughputWindow of these samples. */

@@ -160,6 +160,26 @@ describe('SammySession', () => {
   });
 });
 
+describe('the estimate after a fall (lastSampleCapMultiplier)', () => {
+  const sample = (kbps: number) => ({ sizeBytes: kbps * 250, downloadS: 2, phase: 'playing' as const });
+
+  test('a 10x fall counts at once: the estimate is at most 1.5x the latest sample', () => {
+    const s = new SammySession({ ladder });
+    for (const kbps of [2000, 2000, 2000, 2000, 200]) s.addSample(sample(kbps));
+    // Harmonic mean of the window: 5 / (4 / 2000 + 1 / 200) = 714 kbps; the cap is 1.5 x 200.
+    expect(s.estimate()).toEqual({ kbps: 300, source: 'session' });
+    const uncapped = new SammySession({ ladder, config: { lastSampleCapMultiplier: 1e6 } });
+    for (const kbps of [2000, 2000, 2000, 2000, 200]) uncapped.addSample(sample(kbps));
+    expect(uncapped.estimate().kbps).toBeCloseTo(5 / (4 / 2000 + 1 / 200), 6);
+  });
+
+  test('a rise still waits for the window', () => {
+    const s = new SammySession({ ladder });
+    for (const kbps of [500, 500, 500, 500, 5000]) s.addSample(sample(kbps));
+    expect(s.estimate().kbps).toBeCloseTo(5 / (4 / 500 + 1 / 5000), 6);
+  });
+});
+
 describe('config', () => {
   test('defaults: the thesis parameters', () => {
     expect(DEFAULT_SAMMY_CONFIG).toMatchObject({ paceEmptyMultiplier: 11, paceFullMultiplier: 2.9 });

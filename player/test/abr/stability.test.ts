@@ -93,7 +93,7 @@ describe('a session on a constant link between two rungs (VBR chunks)', () => {
     // upSwitchSafety 100 never binds: HYB's own choice.
     const hybOnly = switches({ upSwitchSafety: 100 });
     const stable = switches({});
-    expect(hybOnly).toBe(23);
-    expect(stable).toBe(4);
+    expect(hybOnly).toBe(9);
+    expect(stable).toBe(2);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * npm run sim:corpus -- [--traces DIR] [--files-only] [--ladder SEGMENTS_JSON] [--duration S]
+ * npm run sim:corpus -- [--traces DIR] [--files-only | --holdout] [--ladder SEGMENTS_JSON] [--duration S]
  *                       [--max-buffer S] [--config JSON] [--latency-ms MS] [--out DIR] [--json] [--check]
  * Runs sammy, control and fixed4x on every corpus trace and prints the comparison.
  */
@@ -9,15 +9,17 @@ import type { SammyConfig } from '../core.js';
 import { DEFAULT_SAMMY_CONFIG } from '../core.js';
 import { compareOnCorpus } from '../corpus/compare.js';
 import { corpusReport, corpusTable } from '../corpus/report.js';
-import { CORPUS_LATENCY_MS, corpusTraces } from '../corpus/traces.js';
+import { CORPUS_LATENCY_MS, corpusTraces, holdoutTraces } from '../corpus/traces.js';
+import { SimError } from '../errors.js';
 import { loadSidecar } from '../ladder.js';
 import { DEFAULT_SESSION_DURATION_S } from '../session.js';
 import { BUNDLED_LADDER, BUNDLED_TRACES, cliValues, jsonObject, numberOption, runMain, traceFiles, userPath } from './common.js';
 
-const USAGE = `usage: npm run sim:corpus -- [--traces DIR] [--files-only] [--ladder SEGMENTS_JSON] [--duration S] [--max-buffer S]
+const USAGE = `usage: npm run sim:corpus -- [--traces DIR] [--files-only | --holdout] [--ladder SEGMENTS_JSON] [--duration S] [--max-buffer S]
                            [--config '{"beta":0.6}'] [--latency-ms ${CORPUS_LATENCY_MS}] [--out DIR] [--json] [--check]
   --traces      trace files to run (JSON steps or mahimahi); default: the bundled sim/traces
   --files-only  leave out the generated families (rung boundaries, steps, fades, outages, random walks)
+  --holdout     run the held-out family instead (19 generated traces no parameter was chosen on)
   --latency-ms  request latency of mahimahi files (default ${CORPUS_LATENCY_MS})
   --out DIR     also write DIR/corpus.md and DIR/corpus.json
   --json        print the result as JSON instead of the table
@@ -28,6 +30,7 @@ function main(): number {
     {
       traces: { type: 'string' },
       'files-only': { type: 'boolean', default: false },
+      holdout: { type: 'boolean', default: false },
       ladder: { type: 'string' },
       duration: { type: 'string' },
       'max-buffer': { type: 'string' },
@@ -46,12 +49,17 @@ function main(): number {
   const maxBufferS = numberOption(values['max-buffer'], '--max-buffer', (n) => n > 0, 'a positive number of seconds') ?? DEFAULT_SAMMY_CONFIG.maxBufferS;
   const latencyMs = numberOption(values['latency-ms'], '--latency-ms', (n) => n >= 0, 'a non-negative number of ms') ?? CORPUS_LATENCY_MS;
   const sammy = jsonObject(values.config, '--config') as Partial<SammyConfig> | undefined;
-  const traces = corpusTraces({
-    files: traceFiles(values.traces === undefined ? BUNDLED_TRACES : userPath(values.traces)),
-    ladderKbps: sidecar.representations.map((r) => r.bitrateKbps),
-    generated: !values['files-only'],
-    defaultLatencyMs: latencyMs,
-  });
+  if (values.holdout && (values['files-only'] || values.traces !== undefined)) {
+    throw new SimError('SIM_BAD_ARGS', '--holdout runs the held-out family alone; leave out --traces and --files-only');
+  }
+  const traces = values.holdout
+    ? holdoutTraces()
+    : corpusTraces({
+        files: traceFiles(values.traces === undefined ? BUNDLED_TRACES : userPath(values.traces)),
+        ladderKbps: sidecar.representations.map((r) => r.bitrateKbps),
+        generated: !values['files-only'],
+        defaultLatencyMs: latencyMs,
+      });
   const result = compareOnCorpus({ traces, sidecar, durationS, arms: { maxBufferS, ...(sammy ? { sammy } : {}) } });
   const command = ['npm run sim:corpus --', ...process.argv.slice(2)].join(' ');
   if (values.out !== undefined) {

@@ -89,6 +89,39 @@ export function generatedTraces(ladderKbps: readonly number[]): Trace[] {
   ];
 }
 
+/**
+ * A held-out family, never used to choose a parameter: other seeds, means and shapes
+ * than the corpus's generated ones, to check that a choice made on the corpus holds on
+ * links it was not chosen on (`npm run sim:corpus -- --holdout`).
+ */
+export function holdoutTraces(): Trace[] {
+  const walks = [1200, 2000, 3000, 5000, 8000].flatMap((meanKbps, i) =>
+    [0, 1].map((k) => {
+      const seed = 7000 + 10 * i + k;
+      return parseMahimahiTrace(variableMahimahiTrace({ ...LTE_LIKE, meanKbps, seed }), `holdout-walk-${meanKbps}-seed${seed}`, { defaultLatencyMs: CORPUS_LATENCY_MS });
+    }),
+  );
+  const held = (name: string, list: Array<[durationS: number, bandwidthKbps: number]>): Trace =>
+    steps(`holdout-${name}`, list.map(([durationS, bandwidthKbps]) => ({ durationS, bandwidthKbps })));
+  const fade = (baseKbps: number, lowKbps: number, periodS: number, lengthS: number): Trace => {
+    const list: Array<[number, number]> = [];
+    for (let t = 0; t < GENERATED_SPAN_S; t += periodS) list.push([periodS - lengthS, baseKbps], [lengthS, lowKbps]);
+    return held(`fade-${baseKbps}-${lowKbps}-every-${periodS}s`, [...list, [1, baseKbps]]);
+  };
+  return [
+    ...walks,
+    held('down-3000-500', [[90, 3000], [1, 500]]),
+    held('down-up-1500-250-1500', [[100, 1500], [60, 250], [1, 1500]]),
+    held('levels-6000-700-2500-350-1800', [[80, 6000], [80, 700], [80, 2500], [80, 350], [1, 1800]]),
+    fade(4000, 300, 45, 7),
+    fade(1500, 500, 25, 6),
+    fade(900, 150, 50, 12),
+    held('outage-20s-at-150s-2000', [[150, 2000], [20, 0], [1, 2000]]),
+    held('constant-640', [[1, 640]]),
+    held('constant-980', [[1, 980]]),
+  ];
+}
+
 export interface CorpusOptions {
   /** Trace files to include (JSON steps or mahimahi). */
   files: readonly string[];
