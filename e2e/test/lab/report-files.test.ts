@@ -92,7 +92,7 @@ const committed = existsSync(RESULTS_DIR)
   ? readdirSync(RESULTS_DIR).map((name) => join(RESULTS_DIR, name)).filter((dir) => RESULT_FILES.some((f) => existsSync(join(dir, f))))
   : [];
 
-(committed.length > 0 ? describe : describe.skip)('committed results (skipped: no e2e/results/*/result.json[.gz] yet)', () => {
+(committed.length > 0 ? describe : describe.skip)(committed.length > 0 ? 'committed results' : 'committed results (skipped: no e2e/results/*/result.json[.gz] yet)', () => {
   test.each(committed.length > 0 ? committed : ['none'])('%s: report.md and its figures are exactly what --report renders', (dir) => {
     const { markdown, files } = renderReport(readResult(dir));
     expect(readFileSync(join(dir, 'report.md'), 'utf8')).toBe(markdown);
