@@ -3,6 +3,7 @@
  * drops, and bytes sent (the link's throughput between samples).
  */
 import { execFile } from 'node:child_process';
+import type { Managed } from './processes.js';
 
 /** [ms since the session's origin, backlog bytes, drops so far, bytes sent so far]. */
 export type QueueSample = [number, number, number, number];
@@ -41,6 +42,39 @@ export function startQueueMonitor(routerNs: string, dev: string, originMs: () =>
       stopped = true;
       if (timer) clearTimeout(timer);
       return samples;
+    },
+  };
+}
+
+/** One "q" line of a trace-mode delay line (labtools.c): its downlink queue every 100 ms of trace time. */
+export interface DelaySample {
+  realtimeMs: number;
+  /** Time since the trace's last restart. */
+  traceUs: number;
+  queuedBytes: number;
+  drops: number;
+  /** Bytes served at the bottleneck so far (IP packets). */
+  servedBytes: number;
+}
+
+export function parseDelaySamples(text: string): DelaySample[] {
+  const out: DelaySample[] = [];
+  for (const m of text.matchAll(/^q (\d+) (\d+) (\d+) (\d+) (\d+)$/gm)) {
+    out.push({ realtimeMs: Number(m[1]), traceUs: Number(m[2]), queuedBytes: Number(m[3]), drops: Number(m[4]), servedBytes: Number(m[5]) });
+  }
+  return out;
+}
+
+/**
+ * On a trace link the bottleneck queue is the delay line's, not a qdisc: the same
+ * samples, from the lines it prints while the session runs.
+ */
+export function startDelayLineQueueMonitor(delayLine: Managed, originMs: () => number): QueueMonitor {
+  const offset = delayLine.stdout().length;
+  return {
+    stop() {
+      // A line cut at the offset cannot match: a sample line starts with "q ".
+      return parseDelaySamples(delayLine.stdout().slice(offset)).map((q) => [q.realtimeMs - originMs(), q.queuedBytes, q.drops, q.servedBytes]);
     },
   };
 }

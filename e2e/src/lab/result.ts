@@ -10,6 +10,7 @@ import type { Scenario } from './scenario.js';
 import type { SessionResult } from './session.js';
 import { summarize, type MetricSummary } from './stats.js';
 import type { DelayLineStats } from './topology.js';
+import type { TraceFidelity } from './trace-link.js';
 import type { ResponseRow, VideoMetrics } from './video-metrics.js';
 
 export type TrialMetrics = VideoMetrics & NeighbourMetrics;
@@ -25,6 +26,8 @@ export interface TrialRecord {
   /** The player history was reset just before this session (else it carries the arm's earlier sessions'). */
   historyReset: boolean;
   playbackStartS: number | null;
+  /** Trace links: when the trace started again for this session, s after the origin (just before it); else null (absent in older results). */
+  traceStartS?: number | null;
   /** The neighbour's measurement window, in s since playback start. */
   window: { startS: number; endS: number } | null;
   metrics: TrialMetrics;
@@ -55,6 +58,8 @@ export interface LabResult {
   /** Every metric, per experiment. */
   summaryByNeighbour: Record<string, Record<string, Record<string, MetricSummary>>>;
   delayLine: DelayLineStats | null;
+  /** Trace links: how closely the bottleneck followed the trace under a saturating flow, measured before the sessions (absent in older results). */
+  traceFidelity?: TraceFidelity | null;
   /** The unmeasured sessions that built each arm's history after its reset. */
   warmups: Array<{ arm: Arm; playDelayS: number | null; initialThroughputKbps: number | null; error: string | null }>;
   startedAt: string;
