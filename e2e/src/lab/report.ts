@@ -39,6 +39,8 @@ export const METRIC_LABELS: Record<string, string> = {
   avgQuality: 'mean SSIM of played segments',
   queueDelayMs: 'bottleneck queueing delay, session mean (ms)',
   meanRtpKbps: 'mean requested pace rate, playing phase (kbps)',
+  resumedAfterOutage: "played on after the trace's outage (fraction of sessions)",
+  outageResumeS: 'playback moved again after the outage ended (s, to 0.5 s)',
   ...Object.fromEntries(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].metrics.map((m) => [m.name, m.label]))),
 };
 

@@ -26,7 +26,7 @@ import { bdpBytes, experimentArms, linkRateMbps, queueBytes, type Neighbour, typ
 import { startSession, type RunningSession, type StorageState } from './session.js';
 import { fixed } from './stats.js';
 import { createTopology, destroyTopology, measureIdleRtt, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
-import { calibrateTraceLink, opportunitySchedule, readTrace, restartTrace, scheduleText, type OpportunitySchedule } from './trace-link.js';
+import { calibrateTraceLink, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from './trace-link.js';
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
@@ -77,6 +77,8 @@ interface RunContext {
   log: (line: string) => void;
   /** Per-arm history mode: each arm's browser storage after its last session. */
   armStorage: Map<Arm, StorageState>;
+  /** A trace link's delivery opportunities; null on a constant link. */
+  schedule: OpportunitySchedule | null;
 }
 
 function playerConfig(s: Scenario): Record<string, unknown> {
@@ -159,6 +161,7 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   const metrics: TrialMetrics = videoMetrics(record.session?.qoe ?? null, record.telemetry, record.queue, linkRateMbps(s.link));
   const windowMs = record.window ? (record.window.endS - record.window.startS) * 1000 : null;
   Object.assign(metrics, neighbourKind(n.kind).measure({ raw: record.neighbourRaw, windowMs, session: record.neighbourSession }));
+  Object.assign(metrics, outageMetrics(ctx.schedule, record, playS));
   record.metrics = metrics;
   // The browser storage is carried in memory only; result.json keeps the measurements.
   for (const r of [record.session, record.neighbourSession]) if (r) delete r.storageState;
@@ -172,11 +175,22 @@ function describe(r: TrialRecord): string {
     `chunk ${fixed(m.chunkThroughputKbps === null ? null : m.chunkThroughputKbps / 1000)} Mbps`, `rtt ${fixed(m.videoRttMs)} ms`, `play ${fixed(m.playDelayS, 2)} s`,
     `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${fixed(m.avgBitrateKbps, 0)} kbps`,
   ];
+  if (m.resumedAfterOutage !== undefined) parts.push(m.resumedAfterOutage ? `played on ${fixed(m.outageResumeS)} s after the outage` : 'NOT playing after the outage');
   for (const kind of Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[]) {
     const { metrics, describe: words } = neighbourKind(kind);
     if (words && metrics[0] && m[metrics[0].name] !== undefined) parts.push(words(m));
   }
   return parts.join(', ');
+}
+
+/** On a trace link, whether and how soon playback went on after the longest outage that ended inside the session. */
+function outageMetrics(schedule: OpportunitySchedule | null, r: TrialRecord, playS: number): Partial<TrialMetrics> {
+  if (!schedule || r.traceStartS === null || r.traceStartS === undefined || r.playbackStartS === null || !r.session) return {};
+  const untilS = r.playbackStartS + playS - r.traceStartS;
+  const longest = outages(schedule, untilS).sort((a, b) => b.endS - b.startS - (a.endS - a.startS))[0];
+  if (!longest) return {};
+  const { resumed, resumeS } = resumeAfterOutage(r.session.buffer, longest.endS + r.traceStartS);
+  return { resumedAfterOutage: resumed ? 1 : 0, outageResumeS: resumeS };
 }
 
 /** Writes the delay line's schedule once per content into the cache; returns its path. */
@@ -236,7 +250,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
     Object.assign(result, summaries(result.trials, s.arms));
     writeFileSync(join(outDir, 'result.json'), JSON.stringify(result));
   };
-  const ctx: RunContext = { s, topo, labtools, media, outDir, log, armStorage: new Map() };
+  const ctx: RunContext = { s, topo, labtools, media, outDir, log, armStorage: new Map(), schedule };
   const total = s.trials * s.neighbours.reduce((a, n) => a + experimentArms(s, n).length, 0);
   try {
     if (schedule) {

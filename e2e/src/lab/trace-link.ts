@@ -97,21 +97,58 @@ export function scheduleText(s: OpportunitySchedule, name: string): string {
   return `# delivery opportunities of ${name}, us from the trace's start\nperiod_us ${s.periodUs}\nloop_from_us ${s.loopFromUs}\n${s.offsetsUs.join('\n')}\n`;
 }
 
-/** Bytes the trace can carry in each of `bins` bins of `binUs` from its start (repetitions included). */
-export function capacityPerBin(s: OpportunitySchedule, binUs: number, bins: number): number[] {
-  const out = new Array<number>(bins).fill(0);
-  const endUs = binUs * bins;
+/** Every opportunity's time (us from the trace's start, repetitions included) before `endUs`, in order. */
+export function* opportunityTimes(s: OpportunitySchedule, endUs: number): Generator<number> {
   const loopIndex = s.offsetsUs.findIndex((t) => t >= s.loopFromUs);
   let shiftUs = 0;
   for (let i = 0; ; ) {
     const t = s.offsetsUs[i]! + shiftUs;
-    if (t >= endUs) return out;
-    out[Math.floor(t / binUs)]! += OPPORTUNITY_BYTES;
+    if (t >= endUs) return;
+    yield t;
     if (++i === s.offsetsUs.length) {
       i = loopIndex;
       shiftUs += s.periodUs - s.loopFromUs;
     }
   }
+}
+
+/** Bytes the trace can carry in each of `bins` bins of `binUs` from its start (repetitions included). */
+export function capacityPerBin(s: OpportunitySchedule, binUs: number, bins: number): number[] {
+  const out = new Array<number>(bins).fill(0);
+  for (const t of opportunityTimes(s, binUs * bins)) out[Math.floor(t / binUs)]! += OPPORTUNITY_BYTES;
+  return out;
+}
+
+/** An outage: no opportunity from `startS` (the last one before) to `endS` (the next one), in s from the trace's start. */
+export interface Outage {
+  startS: number;
+  endS: number;
+}
+
+/** The outages of at least `minS` that end before `untilS`. */
+export function outages(s: OpportunitySchedule, untilS: number, minS = 1): Outage[] {
+  const out: Outage[] = [];
+  let last = 0;
+  for (const t of opportunityTimes(s, untilS * 1e6)) {
+    if (t - last >= minS * 1e6) out.push({ startS: last / 1e6, endS: t / 1e6 });
+    last = t;
+  }
+  return out;
+}
+
+/**
+ * Did playback go on after the outage ended, and how soon? From the page's buffer
+ * samples ([s since origin, buffer s, playhead s], every 0.5 s): the first sample at or
+ * after `endS` (s since origin) from which the playhead moves on. The delay is 0 when
+ * it never stopped, and is known to the sampling period.
+ */
+export function resumeAfterOutage(buffer: Array<[number, number, number]>, endS: number): { resumed: boolean; resumeS: number | null } {
+  for (let i = 0; i + 1 < buffer.length; i++) {
+    const [t, , playhead] = buffer[i]!;
+    if (t < endS - 0.5) continue;
+    if (buffer[i + 1]![2] > playhead + 0.05) return { resumed: true, resumeS: Math.max(0, t - endS) };
+  }
+  return { resumed: false, resumeS: null };
 }
 
 /** Pearson's correlation; null when either side does not vary. */

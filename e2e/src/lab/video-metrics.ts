@@ -41,6 +41,10 @@ export interface VideoMetrics {
   queueDelayMs: number | null;
   /** Mean requested pace rate of the playing phase (null when nothing was paced). */
   meanRtpKbps: number | null;
+  /** Trace links with an outage (>= 1 s without capacity) in the session: 1 if playback went on after it, else 0. */
+  resumedAfterOutage?: number;
+  /** The same: from the outage's end until the playhead moved again (0 if it never stopped; to the 0.5 s sampling). */
+  outageResumeS?: number | null;
 }
 
 /** Mean throughput of playing-phase chunks: the player's own figure, else from its chunk records. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Managed } from '../../src/lab/processes.js';
 import { parseDelaySamples, startDelayLineQueueMonitor } from '../../src/lab/queue-monitor.js';
 import { bdpBytes, linkRateMbps, loadScenario, parseScenario, queueBytes } from '../../src/lab/scenario.js';
-import { capacityPerBin, correlation, cumulativeAt, opportunitySchedule, readTrace, scheduleText, traceFidelity } from '../../src/lab/trace-link.js';
+import { capacityPerBin, correlation, cumulativeAt, opportunitySchedule, outages, readTrace, resumeAfterOutage, scheduleText, traceFidelity } from '../../src/lab/trace-link.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sammy-trace-'));
 function file(name: string, text: string): string {
@@ -52,6 +52,33 @@ describe('opportunitySchedule', () => {
     expect(s.offsetsUs).toHaveLength(45_604);
     const bytes = capacityPerBin(s, s.periodUs, 1)[0]!;
     expect((bytes * 8) / (s.periodUs / 1e6) / 1e6).toBeCloseTo(lte.link.trace!.meanRateMbps, 6);
+  });
+});
+
+describe('outages', () => {
+  test('gaps of at least a second between opportunities that end before the given time, repetitions included', () => {
+    const s = { offsetsUs: [0, 500_000, 2_000_000, 2_100_000], periodUs: 5_000_000, loopFromUs: 0 };
+    // 0.5 -> 2.0 s, 2.1 -> 5.0 s (the next pass's first), 5.5 -> 7.0 s.
+    expect(outages(s, 7.5)).toEqual([{ startS: 0.5, endS: 2 }, { startS: 2.1, endS: 5 }, { startS: 5.5, endS: 7 }]);
+    expect(outages(s, 4)).toEqual([{ startS: 0.5, endS: 2 }]);
+    expect(outages(s, 7.5, 2)).toEqual([{ startS: 2.1, endS: 5 }]);
+  });
+
+  test('the outage scenario has one of 10 s, from 15 s', () => {
+    const outage = loadScenario('outage');
+    const found = outages(opportunitySchedule(readTrace(outage.link.trace!.path)), outage.session.playS);
+    expect(found).toHaveLength(1);
+    expect(found[0]!.startS).toBeCloseTo(15, 2);
+    expect(found[0]!.endS).toBe(25);
+  });
+
+  test('playback that went on, that stalled and came back, and that never came back', () => {
+    const samples = (playhead: number[]): Array<[number, number, number]> => playhead.map((p, i) => [i * 0.5, 0, p]);
+    // Never stopped: 0.
+    expect(resumeAfterOutage(samples([0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5]), 2)).toEqual({ resumed: true, resumeS: 0 });
+    // Stalled from 1 s to 3 s, the outage ended at 2 s: the playhead moves from the 3 s sample on.
+    expect(resumeAfterOutage(samples([0, 0.5, 1, 1, 1, 1, 1, 1.5, 2]), 2)).toEqual({ resumed: true, resumeS: 1 });
+    expect(resumeAfterOutage(samples([0, 0.5, 1, 1, 1, 1, 1, 1, 1]), 2)).toEqual({ resumed: false, resumeS: null });
   });
 });
 
