@@ -10,7 +10,8 @@ import { NEIGHBOUR_KINDS, type NeighbourKind } from './neighbours.js';
 import { LabError } from './processes.js';
 import type { LabResult, TrialRecord } from './result.js';
 import { linkRateMbps, type Scenario } from './scenario.js';
-import type { MetricSummary } from './stats.js';
+import { mean, type MetricSummary } from './stats.js';
+import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
 import { barChart, lineChart, type Series } from './svg.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
@@ -41,6 +42,8 @@ export const METRIC_LABELS: Record<string, string> = {
   meanRtpKbps: 'mean requested pace rate, playing phase (kbps)',
   resumedAfterOutage: "played on after the trace's outage (fraction of sessions)",
   outageResumeS: 'playback moved again after the outage ended (s, to 0.5 s)',
+  cpuBusyPct: "machine CPU busy, all cores, everyone's work (%)",
+  cpuBusyUnnicedPct: 'machine CPU busy without niced work (%)',
   ...Object.fromEntries(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].metrics.map((m) => [m.name, m.label]))),
 };
 
@@ -165,6 +168,25 @@ function bottleneckText(s: Scenario, link: { queueBytes: number; bdpBytes: numbe
   return `trace \`${trace.file}\` (${trace.format}, mean ${trace.meanRateMbps.toFixed(2)} Mbit/s, ${repeat}, restarted at every play request), served by the delay line at its delivery opportunities of 1500 B; ${queue} at the mean rate), server -> client`;
 }
 
+/** The CPU load per session, and the sessions flagged CPU-bound. */
+function cpuLines(result: LabResult): string[] {
+  const measured = result.trials.filter((t) => typeof t.metrics.cpuBusyPct === 'number');
+  if (measured.length === 0) return [];
+  const bound = measured.filter((t) => cpuBound(t.metrics));
+  const cores = (result.config.host as { cpus?: number } | undefined)?.cpus;
+  return [
+    '## CPU load',
+    '',
+    `The machine's cores${cores ? ` (${cores})` : ''} were busy (from /proc/stat, once a second, everyone's work: Chromium, the servers, the tools and other users' jobs) for ${num(mean(measured.map((t) => t.metrics.cpuBusyPct!)), 0)}% of the time on average over the sessions, ${num(mean(measured.map((t) => t.metrics.cpuBusyUnnicedPct ?? 0)), 0)}% without work at nice > 0 (which yields to the lab). Per arm and experiment: the rows "machine CPU busy" above.`,
+    '',
+    bound.length === 0
+      ? `No session was CPU-bound (${CPU_BOUND_PCT}% or more busy without niced work).`
+      : `**${bound.length} of ${measured.length} sessions were CPU-bound** (${CPU_BOUND_PCT}% or more busy without niced work): their metrics measure this machine's CPU as well as the network.`,
+    ...bound.map((t) => `- trial ${t.trial} ${t.neighbour} ${t.arm}: ${num(t.metrics.cpuBusyUnnicedPct, 0)}% (${num(t.metrics.cpuBusyPct, 0)}% with niced work)`),
+    '',
+  ];
+}
+
 /** The calibration of a trace link, in a few lines. */
 function fidelityLines(f: TraceFidelity): string[] {
   const r = (v: number | null) => (v === null ? '–' : v.toFixed(3));
@@ -238,6 +260,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     lines.push('');
   }
   if (result.traceFidelity) lines.push(...fidelityLines(result.traceFidelity));
+  lines.push(...cpuLines(result));
   if (result.delayLine) {
     const d = result.delayLine;
     lines.push(

@@ -5,6 +5,7 @@
  */
 import type { Arm } from '@sammy/player/abr';
 import { NEIGHBOUR_KINDS, type NeighbourKind, type NeighbourMetrics, type NeighbourRaw } from './neighbours.js';
+import type { CpuSample } from './cpu-monitor.js';
 import type { QueueSample } from './queue-monitor.js';
 import type { Scenario } from './scenario.js';
 import type { SessionResult } from './session.js';
@@ -36,6 +37,8 @@ export interface TrialRecord {
   telemetry: ResponseRow[];
   neighbourRaw: NeighbourRaw | null;
   queue: QueueSample[];
+  /** The machine's CPU load, once a second (absent in older results). */
+  cpu?: CpuSample[];
   error: string | null;
 }
 
@@ -47,8 +50,8 @@ export const SUMMARY_METRICS: readonly string[] = [
   ...neighbourMetricNames.flatMap((names) => names.slice(0, 1)),
 ];
 /** The others: the video's, then each neighbour kind's further metrics. */
-export const EXTRA_METRICS: readonly string[] = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', 'resumedAfterOutage', 'outageResumeS', ...neighbourMetricNames.flatMap((names) => names.slice(1))];
-const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps', 'resumedAfterOutage', 'outageResumeS']);
+export const EXTRA_METRICS: readonly string[] = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', 'resumedAfterOutage', 'outageResumeS', 'cpuBusyPct', 'cpuBusyUnnicedPct', ...neighbourMetricNames.flatMap((names) => names.slice(1))];
+const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps', 'resumedAfterOutage', 'outageResumeS', 'cpuBusyPct', 'cpuBusyUnnicedPct']);
 
 export interface LabResult {
   config: Record<string, unknown> & { scenario: Scenario };

@@ -13,6 +13,7 @@ import type { Browser } from 'playwright-core';
 import type { Arm } from '@sammy/player/abr';
 import { chromiumUnavailableReason, launchChromium } from '../browser.js';
 import { deferCleanup } from './cleanup.js';
+import { cpuBound, cpuMetrics, startCpuMonitor } from './cpu-monitor.js';
 import { ensureLabMedia, type LabMedia } from './media.js';
 import { buildLabtools, gccUnavailableReason } from './native.js';
 import { NEIGHBOUR_KINDS, neighbourKind, startNeighbour, type MeasurementWindow, type NeighbourKind, type RunningNeighbour } from './neighbours.js';
@@ -95,7 +96,7 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   const record: TrialRecord = {
     trial, neighbour: n.kind, arm, order, startedAt: new Date().toISOString(), originMs: Date.now(), historyReset, playbackStartS: null, traceStartS: null,
     window: null, metrics: videoMetrics(null, [], [], linkRateMbps(s.link)), session: null, neighbourSession: null,
-    telemetry: [], neighbourRaw: null, queue: [], error: null,
+    telemetry: [], neighbourRaw: null, queue: [], cpu: [], error: null,
   };
   const serverOpts = { mediaDir: ctx.media.dir, burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
   let server: VideoServer | null = null;
@@ -106,6 +107,7 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   let running: RunningNeighbour | null = null;
   let originMs = Date.now();
   let traceStartMs: number | null = null;
+  const cpu = startCpuMonitor(() => originMs);
   const queue = s.link.trace ? startDelayLineQueueMonitor(topo.delayLine!, () => originMs) : startQueueMonitor(topo.ns.router, topo.bottleneckDev, () => originMs);
   // A trace link starts its trace again at every play request, so every arm meets the same network.
   const onPlayRequest = s.link.trace ? async () => void (traceStartMs = await restartTrace(topo.delayLine!)) : undefined;
@@ -155,13 +157,14 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
     await browser?.close().catch(() => {});
     undefer();
     record.queue = queue.stop();
+    record.cpu = cpu.stop();
     if (server) record.telemetry = compactTelemetry(await stopVideoServer(server).catch(() => []), originMs);
     if (neighbourServer) await stopVideoServer(neighbourServer).catch(() => []);
   }
   const metrics: TrialMetrics = videoMetrics(record.session?.qoe ?? null, record.telemetry, record.queue, linkRateMbps(s.link));
   const windowMs = record.window ? (record.window.endS - record.window.startS) * 1000 : null;
   Object.assign(metrics, neighbourKind(n.kind).measure({ raw: record.neighbourRaw, windowMs, session: record.neighbourSession }));
-  Object.assign(metrics, outageMetrics(ctx.schedule, record, playS));
+  Object.assign(metrics, outageMetrics(ctx.schedule, record, playS), cpuMetrics(record.cpu ?? []));
   record.metrics = metrics;
   // The browser storage is carried in memory only; result.json keeps the measurements.
   for (const r of [record.session, record.neighbourSession]) if (r) delete r.storageState;
@@ -175,6 +178,7 @@ function describe(r: TrialRecord): string {
     `chunk ${fixed(m.chunkThroughputKbps === null ? null : m.chunkThroughputKbps / 1000)} Mbps`, `rtt ${fixed(m.videoRttMs)} ms`, `play ${fixed(m.playDelayS, 2)} s`,
     `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${fixed(m.avgBitrateKbps, 0)} kbps`,
   ];
+  parts.push(`cpu ${fixed(m.cpuBusyPct, 0)}% (${fixed(m.cpuBusyUnnicedPct, 0)}% un-niced)${cpuBound(m) ? ' CPU-BOUND' : ''}`);
   if (m.resumedAfterOutage !== undefined) parts.push(m.resumedAfterOutage ? `played on ${fixed(m.outageResumeS)} s after the outage` : 'NOT playing after the outage');
   for (const kind of Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[]) {
     const { metrics, describe: words } = neighbourKind(kind);

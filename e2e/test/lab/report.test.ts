@@ -121,6 +121,17 @@ describe('report', () => {
     expect(constant.files['fig-trace-fidelity.svg']).toBeUndefined();
   });
 
+  test('the CPU load: per session, with the CPU-bound ones named', () => {
+    const r = result();
+    r.trials.forEach((t, i) => Object.assign(t.metrics, { cpuBusyPct: 60 + i, cpuBusyUnnicedPct: i === 1 ? 95 : 40 }));
+    const { markdown } = renderReport(r);
+    expect(markdown).toContain('## CPU load');
+    expect(markdown).toContain('**1 of 9 sessions were CPU-bound** (90% or more busy without niced work)');
+    expect(markdown).toContain('- trial 1 none sammy: 95% (61% with niced work)');
+    // Results from before the CPU was measured have no such section.
+    expect(renderReport(result()).markdown).not.toContain('## CPU load');
+  });
+
   test('writeReport writes report.md and every figure it links', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sammy-report-'));
     try {
