@@ -215,8 +215,9 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
   const swept = await sweepStaleNamespaces();
   if (swept.length > 0) log(`removed stale lab namespaces of dead runs: ${swept.join(', ')}`);
   const labtools = await buildLabtools();
-  const media = await ensureLabMedia(s.media.ladder, s.media.durationS, log);
-  await ensurePlayerBuilt(log);
+  // A calibration plays no video: it needs neither the media nor the page.
+  const media = o.calibrateOnly ? null : await ensureLabMedia(s.media.ladder, s.media.durationS, log);
+  if (!o.calibrateOnly) await ensurePlayerBuilt(log);
   const schedule = s.link.trace ? opportunitySchedule(readTrace(s.link.trace.path)) : null;
   const link = {
     rateMbps: s.link.rateMbps, trace: schedule ? { scheduleFile: writeSchedule(schedule, s.link.trace!.file) } : null, rttMs: s.link.rttMs,
@@ -243,9 +244,9 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
         bottleneck: s.link.trace ? 'labtools delay: a droptail queue of queueBytes served at the trace\'s delivery opportunities (1500 B each), downlink only; no tbf' : 'tbf',
         delayLine: s.link.rttMs > 0 || s.link.trace ? 'labtools delay (TUN per direction, no netem on this kernel)' : 'none',
       },
-      server: { args: serverArgs({ mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT }), congestionControl: s.server.congestionControl },
+      server: { args: media === null ? [] : serverArgs({ mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT }), congestionControl: s.server.congestionControl },
       player: { requested: playerConfig(s), byArm: {} as Record<string, unknown> },
-      media: { dir: media.dir, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media.sidecar.representations.map((r) => r.bitrateKbps) },
+      media: { dir: media?.dir ?? null, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media?.sidecar.representations.map((r) => r.bitrateKbps) ?? [] },
       host: { kernel: release(), cpus: cpus().length, node: process.version },
     },
     trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, traceFidelity: null, warmups: [], startedAt: new Date().toISOString(), finishedAt: null, complete: false,
@@ -254,7 +255,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
     Object.assign(result, summaries(result.trials, s.arms));
     writeFileSync(join(outDir, 'result.json'), JSON.stringify(result));
   };
-  const ctx: RunContext = { s, topo, labtools, media, outDir, log, armStorage: new Map(), schedule };
+  const ctx: RunContext | null = media && { s, topo, labtools, media, outDir, log, armStorage: new Map(), schedule };
   const total = s.trials * s.neighbours.reduce((a, n) => a + experimentArms(s, n).length, 0);
   try {
     if (schedule) {
@@ -269,8 +270,8 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
       save();
       await sleep(s.session.gapS * 1000);
     }
-    if (o.calibrateOnly) {
-      result.complete = true;
+    if (!ctx) {
+      result.complete = true; // a calibration only: nothing else was asked for
       return result;
     }
     if (s.player.history === 'per-arm') {
