@@ -213,37 +213,36 @@ export function traceFidelity(o: { trace: string; calibrationS: number; skippedS
   const figures = (values: Array<number | null>) => {
     const p = pairs(values);
     const capacity = p.reduce((a, [c]) => a + c, 0);
-    return { r: correlation(p.map(([c]) => c), p.map(([, v]) => v)), ratio: p.length && capacity > 0 ? p.reduce((a, [, v]) => a + v, 0) / capacity : null };
+    const sum = p.reduce((a, [, v]) => a + v, 0);
+    const l1 = p.reduce((a, [c, v]) => a + Math.abs(v - c), 0);
+    return { r: correlation(p.map(([c]) => c), p.map(([, v]) => v)), ratio: capacity > 0 ? sum / capacity : null, errorPct: capacity > 0 ? (100 * l1) / capacity : null };
   };
   const served = figures(o.served);
   const received = figures(o.received);
   const total = o.capacity.reduce((a, b) => a + b, 0);
   const constant = o.capacity.length > 0 && Math.max(...o.capacity) - Math.min(...o.capacity) <= (FIDELITY_TOLERANCE * total) / o.capacity.length;
-  const servedPairs = pairs(o.served);
-  const l1 = servedPairs.reduce((a, [c, v]) => a + Math.abs(v - c), 0);
-  const servedCapacity = servedPairs.reduce((a, [c]) => a + c, 0);
   const withinTolerance = served.ratio !== null && Math.abs(served.ratio - 1) <= FIDELITY_TOLERANCE && (constant || (served.r !== null && served.r >= 1 - FIDELITY_TOLERANCE));
   return {
     trace: o.trace, calibrationS: o.calibrationS, skippedS: o.skippedS, binS: o.binS,
     bins: o.capacity.map((c, i) => [c, o.served[i] ?? null, o.received[i] ?? null]),
-    constantCapacity: constant, correlation: served.r, totalRatio: served.ratio, binErrorPct: servedCapacity > 0 ? (100 * l1) / servedCapacity : null, goodputCorrelation: received.r, goodputTotalRatio: received.ratio,
+    constantCapacity: constant, correlation: served.r, totalRatio: served.ratio, binErrorPct: served.errorPct, goodputCorrelation: received.r, goodputTotalRatio: received.ratio,
     tolerance: FIDELITY_TOLERANCE, withinTolerance,
   };
 }
 
 /** Restarts the delay line's trace now; resolves with the epoch ms it printed. */
 export async function restartTrace(delayLine: Managed): Promise<number> {
-  const restarts = () => [...delayLine.stdout().matchAll(/^restart (\d+)$/gm)];
-  const before = restarts().length;
+  const offset = delayLine.stdout().length;
+  const printed = () => /(?:^|\n)restart (\d+)\n/.exec(delayLine.stdout().slice(offset));
   delayLine.child.kill('SIGUSR1');
   const deadline = Date.now() + 5000;
-  while (restarts().length <= before) {
+  for (let m = printed(); ; m = printed()) {
+    if (m) return Number(m[1]);
     if (delayLine.child.exitCode !== null || Date.now() > deadline) {
       throw new LabError('LAB_TRACE_RESTART', `the delay line did not restart its trace (${delayLine.stderr().trim() || 'no answer to SIGUSR1 within 5 s'})`);
     }
     await sleep(5);
   }
-  return Number(restarts()[before]![1]);
 }
 
 /**

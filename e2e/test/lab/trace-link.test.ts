@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Managed } from '../../src/lab/processes.js';
 import { parseDelaySamples, startDelayLineQueueMonitor } from '../../src/lab/queue-monitor.js';
 import { bdpBytes, linkRateMbps, loadScenario, parseScenario, queueBytes } from '../../src/lab/scenario.js';
-import { capacityPerBin, correlation, cumulativeAt, opportunitySchedule, outages, readTrace, resumeAfterOutage, scheduleText, traceFidelity } from '../../src/lab/trace-link.js';
+import { capacityPerBin, correlation, cumulativeAt, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, traceFidelity } from '../../src/lab/trace-link.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sammy-trace-'));
 function file(name: string, text: string): string {
@@ -192,5 +192,23 @@ describe("the delay line's queue samples", () => {
     const monitor = startDelayLineQueueMonitor(fake, () => 1100);
     out += 'q 1200 50000 0 1 6000\nq 13';
     expect(monitor.stop()).toEqual([[100, 0, 1, 6000]]);
+  });
+});
+
+describe('restartTrace', () => {
+  test("signals the delay line and returns the time of its new restart line, not an older one's", async () => {
+    let out = 'ready\nrestart 1000\nq 1000 0 0 0 0\n';
+    const signals: string[] = [];
+    const fake = {
+      stdout: () => out, stderr: () => '',
+      child: { exitCode: null, kill: (sig: string) => (signals.push(sig), setTimeout(() => (out += 'q 1050 50000 0 0 0\nrestart 2000\n'), 20), true) },
+    } as unknown as Managed;
+    await expect(restartTrace(fake)).resolves.toBe(2000);
+    expect(signals).toEqual(['SIGUSR1']);
+  });
+
+  test('fails with the reason when the delay line has gone', async () => {
+    const gone = { stdout: () => 'ready\n', stderr: () => 'labtools: boom', child: { exitCode: 1, kill: () => false } } as unknown as Managed;
+    await expect(restartTrace(gone)).rejects.toThrow(/did not restart its trace \(labtools: boom\)/);
   });
 });
