@@ -19,7 +19,7 @@
  *       starts when the line starts and again at every SIGUSR1 (the lab restarts it
  *       at every session's play request, printing "restart <realtime ms>"). Every
  *       100 ms of trace time it prints "q <realtime ms> <trace us> <queued bytes>
- *       <queue drops> <served bytes>".
+ *       <queue drops> <served bytes> <us the oldest queued packet has waited>".
  *   labtools trace-sim --trace FILE --queue-bytes B
  *       The trace-mode queue on a simulated clock, for tests (see cmd_trace_sim).
  *   labtools udp-send --dst IP --port N --rate-kbps K --bytes B --duration-s S [--rt]
@@ -362,8 +362,11 @@ static int64_t direction_serve(struct direction *d, int64_t now) {
 static int64_t direction_sample(struct direction *d, int64_t now) {
   if (d->next_sample_ns > now) return d->next_sample_ns;
   while (d->next_sample_ns <= now) {
-    printf("q %lld %lld %llu %llu %llu\n", (long long)(now_ns(CLOCK_REALTIME) / 1000000), (long long)((now - d->start_ns) / 1000),
-           (unsigned long long)d->queued_bytes, (unsigned long long)d->drops_queue, (unsigned long long)d->served_bytes);
+    /* How long the oldest queued packet has waited: the queueing delay right now. */
+    int64_t head_age_us = 0;
+    if (d->count > d->served) head_age_us = (now - d->due_ns[(d->head + d->served) % SLOTS]) / 1000;
+    printf("q %lld %lld %llu %llu %llu %lld\n", (long long)(now_ns(CLOCK_REALTIME) / 1000000), (long long)((now - d->start_ns) / 1000),
+           (unsigned long long)d->queued_bytes, (unsigned long long)d->drops_queue, (unsigned long long)d->served_bytes, (long long)head_age_us);
     d->next_sample_ns += SAMPLE_NS;
   }
   fflush(stdout);

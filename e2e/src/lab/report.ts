@@ -9,6 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { NEIGHBOUR_KINDS, type NeighbourKind } from './neighbours.js';
 import { LabError } from './processes.js';
 import type { LabResult, TrialRecord } from './result.js';
+import { queueDelayMsOf } from './queue-monitor.js';
 import { linkRateMbps, type Scenario } from './scenario.js';
 import { mean, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
@@ -123,7 +124,7 @@ function figures(result: LabResult, arms: string[]): Record<string, string> {
   });
   out['fig-queue.svg'] = lineChart({
     title: `Bottleneck queueing delay (${which})`, xLabel: 's since play request', yLabel: 'ms',
-    series: perArm((r) => r.queue.map((q) => [q[0] / 1000, (q[1] * 8) / (linkRateMbps(s.link) * 1e3)]), 0.5),
+    series: perArm((r) => r.queue.map((q) => [q[0] / 1000, queueDelayMsOf(q, linkRateMbps(s.link))]), 0.5),
   });
   out['fig-link.svg'] = lineChart({
     title: `Bottleneck throughput, all traffic (${which})`, xLabel: 's since play request', yLabel: 'Mbit/s',

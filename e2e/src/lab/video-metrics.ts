@@ -4,7 +4,7 @@
  */
 import type { ResponseTelemetry } from '@sammy/server/telemetry';
 import type { SessionQoE } from '@sammy/player/abr';
-import type { QueueSample } from './queue-monitor.js';
+import { queueDelayMsOf, type QueueSample } from './queue-monitor.js';
 import { mean, round } from './stats.js';
 
 /**
@@ -37,7 +37,7 @@ export interface VideoMetrics {
   rebufferS: number | null;
   avgBitrateKbps: number | null;
   avgQuality: number | null;
-  /** Mean bottleneck queueing delay over the session (backlog / rate). */
+  /** Mean bottleneck queueing delay over the session: backlog / rate, or on a trace link the oldest queued packet's wait. */
   queueDelayMs: number | null;
   /** Mean requested pace rate of the playing phase (null when nothing was paced). */
   meanRtpKbps: number | null;
@@ -62,7 +62,7 @@ export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue:
   const sent = rows.reduce((a, r) => a + (r[7] ?? 0), 0);
   const retrans = rows.reduce((a, r) => a + (r[6] ?? 0), 0);
   const rtps = (qoe?.chunks ?? []).filter((c) => c.phase === 'playing' && c.rtpKbps !== null).map((c) => c.rtpKbps!);
-  const backlog = mean(queue.map((q) => q[1]));
+  const delay = mean(queue.map((q) => queueDelayMsOf(q, rateMbps)));
   return {
     chunkThroughputKbps: qoe ? playingChunkThroughputKbps(qoe) : null,
     videoRttMs: mean(withRtt),
@@ -72,7 +72,7 @@ export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue:
     rebufferS: qoe?.rebufferS ?? null,
     avgBitrateKbps: qoe?.avgBitrateKbps ?? null,
     avgQuality: qoe?.avgQuality ?? null,
-    queueDelayMs: backlog === null ? null : (backlog * 8) / (rateMbps * 1e6) * 1000,
+    queueDelayMs: delay,
     meanRtpKbps: mean(rtps),
   };
 }

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Managed } from '../../src/lab/processes.js';
-import { parseDelaySamples, startDelayLineQueueMonitor } from '../../src/lab/queue-monitor.js';
+import { parseDelaySamples, queueDelayMsOf, startDelayLineQueueMonitor } from '../../src/lab/queue-monitor.js';
 import { bdpBytes, linkRateMbps, loadScenario, parseScenario, queueBytes } from '../../src/lab/scenario.js';
 import { capacityPerBin, correlation, cumulativeAt, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, traceFidelity } from '../../src/lab/trace-link.js';
 
@@ -176,22 +176,26 @@ describe('fidelity', () => {
 });
 
 describe("the delay line's queue samples", () => {
-  const lines = 'ready\nq 1000 0 0 0 0\nq 1100 100000 3000 0 1500\nrestart 1150\nq 1150 0 1500 1 4500\n';
+  const lines = 'ready\nq 1000 0 0 0 0 0\nq 1100 100000 3000 0 1500 2500\nrestart 1150\nq 1150 0 1500 1 4500 800\n';
 
   test('parses the q lines and nothing else', () => {
     expect(parseDelaySamples(lines)).toEqual([
-      { realtimeMs: 1000, traceUs: 0, queuedBytes: 0, drops: 0, servedBytes: 0 },
-      { realtimeMs: 1100, traceUs: 100_000, queuedBytes: 3000, drops: 0, servedBytes: 1500 },
-      { realtimeMs: 1150, traceUs: 0, queuedBytes: 1500, drops: 1, servedBytes: 4500 },
+      { realtimeMs: 1000, traceUs: 0, queuedBytes: 0, drops: 0, servedBytes: 0, headAgeUs: 0 },
+      { realtimeMs: 1100, traceUs: 100_000, queuedBytes: 3000, drops: 0, servedBytes: 1500, headAgeUs: 2500 },
+      { realtimeMs: 1150, traceUs: 0, queuedBytes: 1500, drops: 1, servedBytes: 4500, headAgeUs: 800 },
     ]);
   });
 
-  test('a session sees the samples printed while it ran, relative to its origin', () => {
+  test('a session sees the samples printed while it ran, relative to its origin, with the queueing delay in ms', () => {
     let out = lines;
     const fake = { stdout: () => out } as unknown as Managed;
     const monitor = startDelayLineQueueMonitor(fake, () => 1100);
-    out += 'q 1200 50000 0 1 6000\nq 13';
-    expect(monitor.stop()).toEqual([[100, 0, 1, 6000]]);
+    out += 'q 1200 50000 0 1 6000 10000000\nq 13';
+    const samples = monitor.stop();
+    expect(samples).toEqual([[100, 0, 1, 6000, 10_000]]);
+    // The delay is the oldest packet's wait, not the (empty) backlog over a rate; a tbf sample divides.
+    expect(queueDelayMsOf(samples[0]!, 5)).toBe(10_000);
+    expect(queueDelayMsOf([0, 100_000, 0, 0], 40)).toBe(20);
   });
 });
 
