@@ -106,10 +106,10 @@ describe('report', () => {
   test('a trace link: the trace in the setup, the fidelity section and figure, the delay line queue', () => {
     const r = result();
     r.config.scenario = { ...loadScenario('cellular-lte'), arms: ['control', 'sammy'] };
-    r.traceFidelity = traceFidelity({ trace: '../traces/ATT-LTE-driving-2016.down', calibrationS: 4, skippedS: 1, binS: 1, capacity: [300, 100, 200], served: [290, 110, 190], received: [280, 100, 180] });
+    r.traceFidelity = traceFidelity({ trace: '../../sim/traces/ATT-LTE-driving-2016.down', calibrationS: 4, skippedS: 1, binS: 1, capacity: [300, 100, 200], served: [290, 110, 190], received: [280, 100, 180] });
     r.delayLine!.down.trace = { queueLimitBytes: 91206, maxQueuedBytes: 90000, dropsQueue: 12, servedBytes: 5000, opportunities: 10, unusedOpportunities: 3, restarts: 7 };
     const { markdown, files } = renderReport(r);
-    expect(markdown).toContain('| bottleneck | trace `../traces/ATT-LTE-driving-2016.down` (mahimahi, mean 4.56 Mbit/s, repeating every 120.002 s, restarted at every play request)');
+    expect(markdown).toContain('| bottleneck | trace `../../sim/traces/ATT-LTE-driving-2016.down` (mahimahi, mean 4.56 Mbit/s, repeating every 120.002 s, restarted at every play request)');
     expect(markdown).toContain('## Trace fidelity');
     expect(markdown).toContain('| served at the bottleneck (IP bytes) | 0.998 | 0.983 | 5.0% |');
     expect(markdown).toContain('**Within** the 10% bar');
