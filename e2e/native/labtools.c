@@ -8,6 +8,20 @@
  *       TUN is stamped with CLOCK_MONOTONIC and written back into the same TUN once
  *       its delay has passed, so the kernel forwards it on. Prints "ready" once the
  *       devices exist, and one JSON line of statistics when it is told to stop.
+ *   labtools delay ... --down-trace FILE --down-queue-bytes B
+ *       Trace mode for the downlink: a packet read from dl-down first waits in a
+ *       byte-limited droptail queue of B bytes, which drains only at the delivery
+ *       opportunities in FILE (written by the lab from a trace, see the schedule
+ *       format at load_schedule). Each opportunity serves up to 1500 bytes of queued
+ *       packets, in order; a packet larger than what is left of an opportunity
+ *       keeps its served part for the next one; an opportunity that finds the queue
+ *       empty is lost. A served packet then takes the propagation delay. The trace
+ *       starts when the line starts and again at every SIGUSR1 (the lab restarts it
+ *       at every session's play request, printing "restart <realtime ms>"). Every
+ *       100 ms of trace time it prints "q <realtime ms> <trace us> <queued bytes>
+ *       <queue drops> <served bytes> <us the oldest queued packet has waited>".
+ *   labtools trace-sim --trace FILE --queue-bytes B
+ *       The trace-mode queue on a simulated clock, for tests (see cmd_trace_sim).
  *   labtools udp-send --dst IP --port N --rate-kbps K --bytes B --duration-s S [--rt]
  *       Paced UDP: one datagram every B*8/K ms (absolute clock_nanosleep), each
  *       carrying its sequence number and CLOCK_REALTIME send time.
@@ -46,10 +60,16 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t stop_requested = 0;
+static volatile sig_atomic_t restart_requested = 0;
 
 static void on_signal(int sig) {
   (void)sig;
   stop_requested = 1;
+}
+
+static void on_restart(int sig) {
+  (void)sig;
+  restart_requested = 1;
 }
 
 static void die(const char *what) {
@@ -59,7 +79,8 @@ static void die(const char *what) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: labtools delay --down DEV --up DEV --down-ms MS --up-ms MS [--rt]\n"
+          "usage: labtools delay --down DEV --up DEV --down-ms MS --up-ms MS [--down-trace FILE --down-queue-bytes B] [--rt]\n"
+          "       labtools trace-sim --trace FILE --queue-bytes B\n"
           "       labtools udp-send --dst IP --port N --rate-kbps K --bytes B --duration-s S [--rt]\n"
           "       labtools udp-recv --port N\n"
           "       labtools tcp-send --dst IP --port N --cc NAME --duration-s S\n"
@@ -124,7 +145,26 @@ static double number(int argc, char **argv, const char *name) {
 #define SLOT_BYTES 2048
 #define SLOTS 16384          /* ~0.4 s of 40 Mbit/s full-size packets per direction */
 #define LATE_BINS 20001      /* lateness histogram: 1 us bins up to 20 ms, then overflow */
+#define OPPORTUNITY_BYTES 1500
+#define SAMPLE_NS 100000000LL /* trace mode: one "q" line per 100 ms of trace time */
 
+/*
+ * A trace's delivery opportunities: offsets (us) from the trace's start, sorted; the
+ * part from loop_from_us up to period_us repeats for ever after the first pass.
+ */
+struct schedule {
+  int64_t *offset_us;
+  size_t n;
+  int64_t period_us, loop_from_us;
+  size_t loop_index; /* first opportunity at or after loop_from_us */
+};
+
+/*
+ * One direction. Its ring holds, from head, first the packets that have crossed the
+ * bottleneck and wait out the propagation delay (`served` of them, due at due_ns),
+ * then, in trace mode, the packets still queued at the bottleneck (due_ns holds
+ * their arrival time until they are served).
+ */
 struct direction {
   const char *name;
   int fd;
@@ -137,6 +177,16 @@ struct direction {
   uint64_t *late_hist;
   int64_t late_max_ns;
   unsigned max_queued;
+  /* trace mode */
+  struct schedule *trace;
+  unsigned served;          /* packets past the bottleneck, at the front of the ring */
+  unsigned partial_bytes;   /* bytes of the first queued packet served so far */
+  uint64_t queue_limit, queued_bytes, max_queued_bytes;
+  uint64_t drops_queue, served_bytes, opportunities, unused_opportunities, restarts;
+  int64_t start_ns;         /* the trace's time 0 */
+  size_t next_index;        /* the next opportunity */
+  int64_t shift_us;         /* added to offsets after each repetition */
+  int64_t next_sample_ns;
 };
 
 static int open_tun(const char *name) {
@@ -148,6 +198,59 @@ static int open_tun(const char *name) {
   snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
   if (ioctl(fd, TUNSETIFF, &ifr) < 0) die("TUNSETIFF");
   return fd;
+}
+
+/*
+ * The schedule file, as the lab writes it:
+ *   period_us P
+ *   loop_from_us L
+ *   then one opportunity offset in microseconds per line, non-decreasing, below P.
+ * Lines starting with '#' are comments. The part [L, P) must hold an opportunity.
+ */
+static struct schedule *load_schedule(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) die(path);
+  struct schedule *s = calloc(1, sizeof *s);
+  size_t cap = 65536;
+  s->offset_us = malloc(cap * sizeof *s->offset_us);
+  if (!s || !s->offset_us) die("malloc");
+  s->period_us = -1;
+  s->loop_from_us = -1;
+  char line[128];
+  while (fgets(line, sizeof line, f)) {
+    long long v;
+    if (line[0] == '#' || line[0] == '\n') continue;
+    if (sscanf(line, "period_us %lld", &v) == 1) {
+      s->period_us = v;
+    } else if (sscanf(line, "loop_from_us %lld", &v) == 1) {
+      s->loop_from_us = v;
+    } else if (sscanf(line, "%lld", &v) == 1) {
+      if (v < 0 || (s->n > 0 && v < s->offset_us[s->n - 1])) {
+        fprintf(stderr, "labtools delay: %s: offsets must be non-negative and non-decreasing (%lld)\n", path, v);
+        exit(2);
+      }
+      if (s->n == cap) {
+        cap *= 2;
+        s->offset_us = realloc(s->offset_us, cap * sizeof *s->offset_us);
+        if (!s->offset_us) die("realloc");
+      }
+      s->offset_us[s->n++] = v;
+    } else {
+      fprintf(stderr, "labtools delay: %s: cannot read line \"%s\"\n", path, line);
+      exit(2);
+    }
+  }
+  fclose(f);
+  if (s->period_us <= 0 || s->loop_from_us < 0 || s->loop_from_us >= s->period_us || s->n == 0 || s->offset_us[s->n - 1] >= s->period_us) {
+    fprintf(stderr, "labtools delay: %s: needs period_us > loop_from_us >= 0 and offsets below the period\n", path);
+    exit(2);
+  }
+  while (s->loop_index < s->n && s->offset_us[s->loop_index] < s->loop_from_us) s->loop_index++;
+  if (s->loop_index == s->n) {
+    fprintf(stderr, "labtools delay: %s: the repeating part [loop_from_us, period_us) has no opportunity\n", path);
+    exit(2);
+  }
+  return s;
 }
 
 static void direction_init(struct direction *d, const char *name, const char *dev, double delay_ms) {
@@ -162,7 +265,47 @@ static void direction_init(struct direction *d, const char *name, const char *de
   if (!d->buf || !d->due_ns || !d->len || !d->late_hist) die("malloc");
 }
 
-/* Reads every waiting packet; each gets its due time from its own read time. */
+/* Starts the trace again from its time 0 (the queue keeps what it holds). */
+static void trace_restart(struct direction *d, int64_t now) {
+  d->start_ns = now;
+  d->next_index = 0;
+  d->shift_us = 0;
+  d->next_sample_ns = now;
+}
+
+static int64_t next_opportunity_ns(const struct direction *d) {
+  return d->start_ns + (d->trace->offset_us[d->next_index] + d->shift_us) * 1000LL;
+}
+
+static void advance_opportunity(struct direction *d) {
+  const struct schedule *s = d->trace;
+  if (++d->next_index == s->n) {
+    d->next_index = s->loop_index;
+    d->shift_us += s->period_us - s->loop_from_us;
+  }
+}
+
+/* Takes the packet just put in the ring's next slot; in trace mode it may be dropped (droptail). Returns 0 on a drop. */
+static int direction_enqueue(struct direction *d, unsigned n, int64_t now) {
+  unsigned slot = (d->head + d->count) % SLOTS;
+  if (d->trace) {
+    if (d->queued_bytes + n > d->queue_limit) {
+      d->drops_queue++; /* the slot is simply not taken */
+      return 0;
+    }
+    d->queued_bytes += n;
+    if (d->queued_bytes > d->max_queued_bytes) d->max_queued_bytes = d->queued_bytes;
+    d->due_ns[slot] = now; /* arrival, until served */
+  } else {
+    d->due_ns[slot] = now + d->delay_ns;
+  }
+  d->len[slot] = (uint16_t)n;
+  d->count++;
+  if (d->count > d->max_queued) d->max_queued = d->count;
+  return 1;
+}
+
+/* Reads every waiting packet; each gets its due time (or, queued, its arrival) from its own read time. */
 static void direction_read(struct direction *d) {
   for (;;) {
     if (d->count == SLOTS) {
@@ -176,16 +319,63 @@ static void direction_read(struct direction *d) {
     unsigned slot = (d->head + d->count) % SLOTS;
     ssize_t n = read(d->fd, d->buf + (size_t)slot * SLOT_BYTES, SLOT_BYTES);
     if (n <= 0) return; /* EAGAIN: drained */
-    d->due_ns[slot] = now_ns(CLOCK_MONOTONIC) + d->delay_ns;
-    d->len[slot] = (uint16_t)n;
-    d->count++;
-    if (d->count > d->max_queued) d->max_queued = d->count;
+    direction_enqueue(d, (unsigned)n, now_ns(CLOCK_MONOTONIC));
   }
+}
+
+/*
+ * Trace mode: spends every opportunity up to `now` on the queue. A packet is served
+ * by an opportunity only if it had arrived by then. Returns the next opportunity
+ * time while packets wait, else -1 (lost opportunities need no wake-up).
+ */
+static int64_t direction_serve(struct direction *d, int64_t now) {
+  for (;;) {
+    int64_t at = next_opportunity_ns(d);
+    if (at > now) return d->count > d->served ? at : -1;
+    uint64_t budget = OPPORTUNITY_BYTES;
+    int used = 0;
+    while (budget > 0 && d->count > d->served) {
+      unsigned slot = (d->head + d->served) % SLOTS;
+      if (d->due_ns[slot] > at) break; /* arrived after this opportunity */
+      unsigned left = d->len[slot] - d->partial_bytes;
+      used = 1;
+      if (left > budget) {
+        d->partial_bytes += (unsigned)budget;
+        d->served_bytes += budget;
+        budget = 0;
+        break;
+      }
+      budget -= left;
+      d->served_bytes += left;
+      d->partial_bytes = 0;
+      d->queued_bytes -= d->len[slot];
+      d->due_ns[slot] = at + d->delay_ns;
+      d->served++;
+    }
+    d->opportunities++;
+    if (!used) d->unused_opportunities++;
+    advance_opportunity(d);
+  }
+}
+
+/* Trace mode: one "q" line per 100 ms of trace time; returns the next sample time. */
+static int64_t direction_sample(struct direction *d, int64_t now) {
+  if (d->next_sample_ns > now) return d->next_sample_ns;
+  while (d->next_sample_ns <= now) {
+    /* How long the oldest queued packet has waited: the queueing delay right now. */
+    int64_t head_age_us = 0;
+    if (d->count > d->served) head_age_us = (now - d->due_ns[(d->head + d->served) % SLOTS]) / 1000;
+    printf("q %lld %lld %llu %llu %llu %lld\n", (long long)(now_ns(CLOCK_REALTIME) / 1000000), (long long)((now - d->start_ns) / 1000),
+           (unsigned long long)d->queued_bytes, (unsigned long long)d->drops_queue, (unsigned long long)d->served_bytes, (long long)head_age_us);
+    d->next_sample_ns += SAMPLE_NS;
+  }
+  fflush(stdout);
+  return d->next_sample_ns;
 }
 
 /* Writes every packet whose time has come; returns the next due time, or -1. */
 static int64_t direction_release(struct direction *d) {
-  while (d->count > 0) {
+  while ((d->trace ? d->served : d->count) > 0) {
     unsigned slot = d->head;
     int64_t now = now_ns(CLOCK_MONOTONIC);
     if (d->due_ns[slot] > now) return d->due_ns[slot];
@@ -198,6 +388,7 @@ static int64_t direction_release(struct direction *d) {
     d->bytes += d->len[slot];
     d->head = (d->head + 1) % SLOTS;
     d->count--;
+    if (d->trace) d->served--;
   }
   return -1;
 }
@@ -217,23 +408,59 @@ static double late_percentile_us(const struct direction *d, double p) {
 static void direction_report(const struct direction *d, FILE *out) {
   fprintf(out,
           "\"%s\":{\"delayMs\":%.3f,\"packets\":%llu,\"bytes\":%llu,\"dropsFull\":%llu,\"writeErrors\":%llu,"
-          "\"maxQueued\":%u,\"latenessUs\":{\"p50\":%.0f,\"p99\":%.0f,\"p999\":%.0f,\"max\":%.0f}}",
+          "\"maxQueued\":%u,\"latenessUs\":{\"p50\":%.0f,\"p99\":%.0f,\"p999\":%.0f,\"max\":%.0f}",
           d->name, d->delay_ns / 1e6, (unsigned long long)d->packets, (unsigned long long)d->bytes,
           (unsigned long long)d->drops_full, (unsigned long long)d->write_errors, d->max_queued,
           late_percentile_us(d, 0.5), late_percentile_us(d, 0.99), late_percentile_us(d, 0.999), d->late_max_ns / 1e3);
+  if (d->trace)
+    fprintf(out,
+            ",\"trace\":{\"queueLimitBytes\":%llu,\"maxQueuedBytes\":%llu,\"dropsQueue\":%llu,\"servedBytes\":%llu,"
+            "\"opportunities\":%llu,\"unusedOpportunities\":%llu,\"restarts\":%llu}",
+            (unsigned long long)d->queue_limit, (unsigned long long)d->max_queued_bytes, (unsigned long long)d->drops_queue,
+            (unsigned long long)d->served_bytes, (unsigned long long)d->opportunities, (unsigned long long)d->unused_opportunities,
+            (unsigned long long)d->restarts);
+  fprintf(out, "}");
 }
 
 static int cmd_delay(int argc, char **argv) {
   struct direction dirs[2];
   direction_init(&dirs[0], "down", arg(argc, argv, "--down", NULL), number(argc, argv, "--down-ms"));
   direction_init(&dirs[1], "up", arg(argc, argv, "--up", NULL), number(argc, argv, "--up-ms"));
+  struct direction *down = &dirs[0];
+  const char *trace_file = arg(argc, argv, "--down-trace", "");
+  if (*trace_file) {
+    down->trace = load_schedule(trace_file);
+    double limit = number(argc, argv, "--down-queue-bytes");
+    if (limit < OPPORTUNITY_BYTES) {
+      fprintf(stderr, "labtools delay: --down-queue-bytes must be at least %d\n", OPPORTUNITY_BYTES);
+      usage();
+    }
+    down->queue_limit = (uint64_t)limit;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_restart;
+    sigaction(SIGUSR1, &sa, NULL);
+  }
   if (flag(argc, argv, "--rt")) go_realtime();
+  if (down->trace) trace_restart(down, now_ns(CLOCK_MONOTONIC));
   printf("ready\n");
   fflush(stdout);
 
   struct pollfd pfd[2] = {{.fd = dirs[0].fd, .events = POLLIN}, {.fd = dirs[1].fd, .events = POLLIN}};
   while (!stop_requested) {
     int64_t next = -1;
+    if (down->trace) {
+      int64_t now = now_ns(CLOCK_MONOTONIC);
+      if (restart_requested) {
+        restart_requested = 0;
+        down->restarts++;
+        trace_restart(down, now);
+        printf("restart %lld\n", (long long)(now_ns(CLOCK_REALTIME) / 1000000));
+      }
+      int64_t opportunity = direction_serve(down, now);
+      next = direction_sample(down, now);
+      if (opportunity >= 0 && opportunity < next) next = opportunity;
+    }
     for (int i = 0; i < 2; i++) {
       int64_t due = direction_release(&dirs[i]);
       if (due >= 0 && (next < 0 || due < next)) next = due;
@@ -257,6 +484,43 @@ static int cmd_delay(int argc, char **argv) {
   direction_report(&dirs[1], stdout);
   printf("}\n");
   fflush(stdout);
+  return 0;
+}
+
+/*
+ * labtools trace-sim --trace FILE --queue-bytes B: the trace-mode queue on a simulated
+ * clock, for tests. Reads "arrival_us bytes" per packet (arrivals in order) from
+ * stdin; prints "drop I" for the I-th packet (0-based) when the queue refuses it, and
+ * "served T" in packet order for each packet that crossed, T being the opportunity
+ * (us from the trace's start) that finished it.
+ */
+static void sim_pop(struct direction *d) {
+  while (d->served > 0) {
+    printf("served %lld\n", (long long)(d->due_ns[d->head] / 1000));
+    d->head = (d->head + 1) % SLOTS;
+    d->count--;
+    d->served--;
+  }
+}
+
+static int cmd_trace_sim(int argc, char **argv) {
+  struct direction d;
+  memset(&d, 0, sizeof d);
+  d.trace = load_schedule(arg(argc, argv, "--trace", NULL));
+  d.queue_limit = (uint64_t)number(argc, argv, "--queue-bytes");
+  d.due_ns = calloc(SLOTS, sizeof *d.due_ns);
+  d.len = calloc(SLOTS, sizeof *d.len);
+  if (!d.due_ns || !d.len) die("calloc");
+  trace_restart(&d, 0);
+  long long arrival_us;
+  unsigned bytes;
+  for (unsigned long i = 0; scanf("%lld %u", &arrival_us, &bytes) == 2; i++) {
+    direction_serve(&d, arrival_us * 1000 - 1); /* opportunities before it */
+    sim_pop(&d);
+    if (d.count == SLOTS || !direction_enqueue(&d, bytes, arrival_us * 1000)) printf("drop %lu\n", i);
+  }
+  while (d.count > d.served) direction_serve(&d, next_opportunity_ns(&d));
+  sim_pop(&d);
   return 0;
 }
 
@@ -414,6 +678,7 @@ int main(int argc, char **argv) {
   if (argc < 2) usage();
   install_signals();
   if (strcmp(argv[1], "delay") == 0) return cmd_delay(argc, argv);
+  if (strcmp(argv[1], "trace-sim") == 0) return cmd_trace_sim(argc, argv);
   if (strcmp(argv[1], "udp-send") == 0) return cmd_udp_send(argc, argv);
   if (strcmp(argv[1], "udp-recv") == 0) return cmd_udp_recv(argc, argv);
   if (strcmp(argv[1], "tcp-send") == 0) return cmd_tcp_send(argc, argv);

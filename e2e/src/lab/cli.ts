@@ -1,6 +1,6 @@
 /**
  * npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
- *   [--neighbours none,udp,tcp,http,video] [--out DIR]
+ *   [--neighbours none,udp,tcp,http,video] [--out DIR] [--calibrate-only]
  * npm run lab -- --report DIR
  */
 import { resolve } from 'node:path';
@@ -13,8 +13,9 @@ import { runLab } from './runner.js';
 import { loadScenario, withOverrides } from './scenario.js';
 
 export const USAGE = `usage: npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
-  [--neighbours ${Object.keys(NEIGHBOUR_KINDS).join(',')}] [--out DIR]
-  NAME is a file in e2e/scenarios/ (thesis-2.6, ci-short); DIR defaults to lab-results/<scenario>-<time>
+  [--neighbours ${Object.keys(NEIGHBOUR_KINDS).join(',')}] [--out DIR] [--calibrate-only]
+  NAME is a file in e2e/scenarios/ (thesis-2.6, ci-short, cellular-lte, ...); DIR defaults to lab-results/<scenario>-<time>
+  --calibrate-only: build the link and, on a trace link, measure how closely it follows the trace; no session
 usage: npm run lab -- --report DIR
   re-renders DIR/report.md and its figures from DIR/result.json (or DIR/result.json.gz); runs nothing else`;
 
@@ -31,6 +32,7 @@ async function main(): Promise<number> {
       neighbours: { type: 'string' },
       out: { type: 'string' },
       report: { type: 'string' },
+      'calibrate-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -56,7 +58,7 @@ async function main(): Promise<number> {
   exitCleanlyOnSignals(log);
   log(`lab ${scenario.name}: ${scenario.trials} trial(s) x ${scenario.neighbours.map((n) => n.kind).join('/')} x ${scenario.arms.join('/')} -> ${outDir}`);
   try {
-    const result = await runLab({ scenario, outDir, log });
+    const result = await runLab({ scenario, outDir, log, calibrateOnly: values['calibrate-only'] === true });
     log(`wrote ${outDir}/result.json and ${outDir}/report.md`);
     return result.trials.some((t) => t.error) ? 1 : 0;
   } finally {

@@ -3,9 +3,13 @@
  * drops, and bytes sent (the link's throughput between samples).
  */
 import { execFile } from 'node:child_process';
+import type { Managed } from './processes.js';
 
-/** [ms since the session's origin, backlog bytes, drops so far, bytes sent so far]. */
-export type QueueSample = [number, number, number, number];
+/**
+ * [ms since the session's origin, backlog bytes, drops so far, bytes sent so far], and
+ * on a trace link a fifth: how long the oldest queued packet has waited (ms).
+ */
+export type QueueSample = [number, number, number, number] | [number, number, number, number, number];
 
 export interface QueueMonitor {
   stop(): QueueSample[];
@@ -41,6 +45,50 @@ export function startQueueMonitor(routerNs: string, dev: string, originMs: () =>
       stopped = true;
       if (timer) clearTimeout(timer);
       return samples;
+    },
+  };
+}
+
+/** One "q" line of a trace-mode delay line (labtools.c): its downlink queue every 100 ms of trace time. */
+export interface DelaySample {
+  realtimeMs: number;
+  /** Time since the trace's last restart. */
+  traceUs: number;
+  queuedBytes: number;
+  drops: number;
+  /** Bytes served at the bottleneck so far (IP packets). */
+  servedBytes: number;
+  /** How long the oldest queued packet has waited (0 when the queue is empty). */
+  headAgeUs: number;
+}
+
+export function parseDelaySamples(text: string): DelaySample[] {
+  const out: DelaySample[] = [];
+  for (const m of text.matchAll(/^q (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$/gm)) {
+    out.push({ realtimeMs: Number(m[1]), traceUs: Number(m[2]), queuedBytes: Number(m[3]), drops: Number(m[4]), servedBytes: Number(m[5]), headAgeUs: Number(m[6]) });
+  }
+  return out;
+}
+
+/**
+ * The queueing delay a sample shows: on a trace link the oldest queued packet's wait
+ * (its rate changes, so backlog / rate would not give it), else backlog / rate.
+ */
+export function queueDelayMsOf(q: QueueSample, rateMbps: number): number {
+  return q.length === 5 ? q[4] : (q[1] * 8) / (rateMbps * 1e3);
+}
+
+/**
+ * On a trace link the bottleneck queue is the delay line's, not a qdisc: the same
+ * samples, from the lines it prints while the session runs, plus the oldest queued
+ * packet's wait.
+ */
+export function startDelayLineQueueMonitor(delayLine: Managed, originMs: () => number): QueueMonitor {
+  const offset = delayLine.stdout().length;
+  return {
+    stop() {
+      // A line cut at the offset cannot match: a sample line starts with "q ".
+      return parseDelaySamples(delayLine.stdout().slice(offset)).map((q) => [q.realtimeMs - originMs(), q.queuedBytes, q.drops, q.servedBytes, q.headAgeUs / 1000]);
     },
   };
 }

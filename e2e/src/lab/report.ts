@@ -9,8 +9,11 @@ import { gunzipSync } from 'node:zlib';
 import { NEIGHBOUR_KINDS, type NeighbourKind } from './neighbours.js';
 import { LabError } from './processes.js';
 import type { LabResult, TrialRecord } from './result.js';
-import type { Scenario } from './scenario.js';
-import type { MetricSummary } from './stats.js';
+import { queueDelayMsOf } from './queue-monitor.js';
+import { linkRateMbps, type Scenario } from './scenario.js';
+import { mean, type MetricSummary } from './stats.js';
+import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
+import type { TraceFidelity } from './trace-link.js';
 import { barChart, lineChart, type Series } from './svg.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
 
@@ -38,6 +41,10 @@ export const METRIC_LABELS: Record<string, string> = {
   avgQuality: 'mean SSIM of played segments',
   queueDelayMs: 'bottleneck queueing delay, session mean (ms)',
   meanRtpKbps: 'mean requested pace rate, playing phase (kbps)',
+  resumedAfterOutage: "played on after the trace's outage (fraction of sessions)",
+  outageResumeS: 'playback moved again after the outage ended (s, to 0.5 s)',
+  cpuBusyPct: "machine CPU busy, all cores, everyone's work (%)",
+  cpuBusyUnnicedPct: 'machine CPU busy without niced work (%)',
   ...Object.fromEntries(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].metrics.map((m) => [m.name, m.label]))),
 };
 
@@ -117,7 +124,7 @@ function figures(result: LabResult, arms: string[]): Record<string, string> {
   });
   out['fig-queue.svg'] = lineChart({
     title: `Bottleneck queueing delay (${which})`, xLabel: 's since play request', yLabel: 'ms',
-    series: perArm((r) => r.queue.map((q) => [q[0] / 1000, (q[1] * 8) / (s.link.rateMbps * 1e3)]), 0.5),
+    series: perArm((r) => r.queue.map((q) => [q[0] / 1000, queueDelayMsOf(q, linkRateMbps(s.link))]), 0.5),
   });
   out['fig-link.svg'] = lineChart({
     title: `Bottleneck throughput, all traffic (${which})`, xLabel: 's since play request', yLabel: 'Mbit/s',
@@ -140,7 +147,63 @@ function figures(result: LabResult, arms: string[]): Record<string, string> {
       bars: arms.map((arm) => ({ name: arm, value: summary[arm]?.[metric]?.mean ?? null, ci95: summary[arm]?.[metric]?.ci95 ?? null })),
     });
   }
+  const fidelity = result.traceFidelity;
+  if (fidelity) {
+    const at = (k: number) => fidelity.skippedS + k * fidelity.binS;
+    const mbps = (i: 0 | 1 | 2): Array<[number, number]> =>
+      fidelity.bins.flatMap((b, k) => (b[i] === null ? [] : [[at(k), (b[i]! * 8) / fidelity.binS / 1e6] as [number, number]]));
+    out['fig-trace-fidelity.svg'] = lineChart({
+      title: `Trace fidelity: ${fidelity.trace} under a saturating TCP flow`, xLabel: 's since the trace started', yLabel: 'Mbit/s per second',
+      series: [{ name: 'trace capacity', points: mbps(0) }, { name: 'served at the bottleneck', points: mbps(1) }, { name: 'TCP payload received', points: mbps(2) }],
+    });
+  }
   return out;
+}
+
+/** The setup table's bottleneck row. */
+function bottleneckText(s: Scenario, link: { queueBytes: number; bdpBytes: number }): string {
+  const queue = `droptail queue ${link.queueBytes} B (${(link.queueBytes / link.bdpBytes).toFixed(2)} x BDP of ${Math.round(link.bdpBytes)} B`;
+  const trace = s.link.trace;
+  if (!trace) return `tbf ${s.link.rateMbps} Mbit/s, ${queue}), server -> client`;
+  const repeat = trace.periodS === null ? 'its last step holding' : `repeating every ${trace.periodS} s`;
+  return `trace \`${trace.file}\` (${trace.format}, mean ${trace.meanRateMbps.toFixed(2)} Mbit/s, ${repeat}, restarted at every play request), served by the delay line at its delivery opportunities of 1500 B; ${queue} at the mean rate), server -> client`;
+}
+
+/** The CPU load per session, and the sessions flagged CPU-bound. */
+function cpuLines(result: LabResult): string[] {
+  const measured = result.trials.filter((t) => typeof t.metrics.cpuBusyPct === 'number');
+  if (measured.length === 0) return [];
+  const bound = measured.filter((t) => cpuBound(t.metrics));
+  const cores = (result.config.host as { cpus?: number } | undefined)?.cpus;
+  return [
+    '## CPU load',
+    '',
+    `The machine's cores${cores ? ` (${cores})` : ''} were busy (from /proc/stat, once a second, everyone's work: Chromium, the servers, the tools and other users' jobs) for ${num(mean(measured.map((t) => t.metrics.cpuBusyPct!)), 0)}% of the time on average over the sessions, ${num(mean(measured.map((t) => t.metrics.cpuBusyUnnicedPct ?? 0)), 0)}% without work at nice > 0 (which yields to the lab). Per arm and experiment: the rows "machine CPU busy" above.`,
+    '',
+    bound.length === 0
+      ? `No session was CPU-bound (${CPU_BOUND_PCT}% or more busy without niced work).`
+      : `**${bound.length} of ${measured.length} sessions were CPU-bound** (${CPU_BOUND_PCT}% or more busy without niced work): their metrics measure this machine's CPU as well as the network.`,
+    ...bound.map((t) => `- trial ${t.trial} ${t.neighbour} ${t.arm}: ${num(t.metrics.cpuBusyUnnicedPct, 0)}% (${num(t.metrics.cpuBusyPct, 0)}% with niced work)`),
+    '',
+  ];
+}
+
+/** The calibration of a trace link, in a few lines. */
+function fidelityLines(f: TraceFidelity): string[] {
+  const r = (v: number | null) => (v === null ? '–' : v.toFixed(3));
+  return [
+    '## Trace fidelity',
+    '',
+    `Before the sessions, one saturating TCP Reno flow ran for ${f.calibrationS} s from the trace's start; each ${f.binS} s bin from ${f.skippedS} s on (the first is its slow start) compares the bytes the bottleneck served, and the TCP payload the receiver got, with the trace's capacity (1500 B per delivery opportunity).`,
+    '',
+    '| | per-bin correlation | total / trace | per-bin error (sum of abs. differences / total) |',
+    '| --- | --- | --- | --- |',
+    `| served at the bottleneck (IP bytes) | ${f.constantCapacity ? `${r(f.correlation)} (constant capacity: not judged)` : r(f.correlation)} | ${r(f.totalRatio)} | ${f.binErrorPct === null ? '–' : `${f.binErrorPct.toFixed(1)}%`} |`,
+    `| TCP payload received (headers excluded, about 3.5% below) | ${r(f.goodputCorrelation)} | ${r(f.goodputTotalRatio)} | |`,
+    '',
+    `${f.withinTolerance ? '**Within**' : '**NOT within**'} the ${f.tolerance * 100}% bar (total within ${f.tolerance * 100}% of the trace${f.constantCapacity ? '' : ` and correlation at least ${1 - f.tolerance}`}).`,
+    '',
+  ];
 }
 
 export function renderReport(result: LabResult): { markdown: string; files: Record<string, string> } {
@@ -159,7 +222,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     '',
     '| | |',
     '| --- | --- |',
-    `| bottleneck | tbf ${s.link.rateMbps} Mbit/s, droptail queue ${link.queueBytes} B (${(link.queueBytes / link.bdpBytes).toFixed(2)} x BDP of ${Math.round(link.bdpBytes)} B), server -> client |`,
+    `| bottleneck | ${bottleneckText(s, link)} |`,
     `| propagation delay | RTT ${s.link.rttMs} ms from the TUN delay line (no netem on this kernel); idle ping ${link.measuredIdleRtt ? `${link.measuredIdleRtt.avgMs.toFixed(2)} ms avg (min ${link.measuredIdleRtt.minMs.toFixed(2)}, max ${link.measuredIdleRtt.maxMs.toFixed(2)})` : 'not measured'} |`,
     `| video | synthetic \`${s.media.ladder}\` ladder, ${s.media.durationS} s, rungs ${((result.config.media as { rungsKbps: number[] }).rungsKbps ?? []).join(', ')} kbps |`,
     `| player | buffer target ${s.player.maxBufferS} s for every arm; ${historyText(s.player)}; overrides ${JSON.stringify(s.player.config)} |`,
@@ -197,6 +260,8 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     }
     lines.push('');
   }
+  if (result.traceFidelity) lines.push(...fidelityLines(result.traceFidelity));
+  lines.push(...cpuLines(result));
   if (result.delayLine) {
     const d = result.delayLine;
     lines.push(
@@ -207,6 +272,13 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
       ...(['down', 'up'] as const).map((k) => `| ${k} | ${d[k].delayMs} ms | ${d[k].packets} | ${d[k].dropsFull} | ${d[k].latenessUs.p50} / ${d[k].latenessUs.p99} / ${d[k].latenessUs.p999} / ${d[k].latenessUs.max} us |`),
       '',
     );
+    const q = d.down.trace;
+    if (q) {
+      lines.push(
+        `The downlink's bottleneck queue (trace link): limit ${q.queueLimitBytes} B, at most ${q.maxQueuedBytes} B queued, ${q.dropsQueue} packets dropped (queue full), ${q.servedBytes} B served at ${q.opportunities} delivery opportunities (${q.unusedOpportunities} found the queue empty), the trace restarted ${q.restarts} times.`,
+        '',
+      );
+    }
   }
   if (failed.length > 0) {
     lines.push('## Failed sessions', '', ...failed.map((t) => `- trial ${t.trial} ${t.neighbour} ${t.arm}: ${t.error}`), '');

@@ -5,11 +5,13 @@
  */
 import type { Arm } from '@sammy/player/abr';
 import { NEIGHBOUR_KINDS, type NeighbourKind, type NeighbourMetrics, type NeighbourRaw } from './neighbours.js';
+import type { CpuSample } from './cpu-monitor.js';
 import type { QueueSample } from './queue-monitor.js';
 import type { Scenario } from './scenario.js';
 import type { SessionResult } from './session.js';
 import { summarize, type MetricSummary } from './stats.js';
 import type { DelayLineStats } from './topology.js';
+import type { TraceFidelity } from './trace-link.js';
 import type { ResponseRow, VideoMetrics } from './video-metrics.js';
 
 export type TrialMetrics = VideoMetrics & NeighbourMetrics;
@@ -25,6 +27,8 @@ export interface TrialRecord {
   /** The player history was reset just before this session (else it carries the arm's earlier sessions'). */
   historyReset: boolean;
   playbackStartS: number | null;
+  /** Trace links: when the trace started again for this session, s after the origin (just before it); else null (absent in older results). */
+  traceStartS?: number | null;
   /** The neighbour's measurement window, in s since playback start. */
   window: { startS: number; endS: number } | null;
   metrics: TrialMetrics;
@@ -33,6 +37,8 @@ export interface TrialRecord {
   telemetry: ResponseRow[];
   neighbourRaw: NeighbourRaw | null;
   queue: QueueSample[];
+  /** The machine's CPU load, once a second (absent in older results). */
+  cpu?: CpuSample[];
   error: string | null;
 }
 
@@ -44,8 +50,8 @@ export const SUMMARY_METRICS: readonly string[] = [
   ...neighbourMetricNames.flatMap((names) => names.slice(0, 1)),
 ];
 /** The others: the video's, then each neighbour kind's further metrics. */
-export const EXTRA_METRICS: readonly string[] = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', ...neighbourMetricNames.flatMap((names) => names.slice(1))];
-const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps']);
+export const EXTRA_METRICS: readonly string[] = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', 'resumedAfterOutage', 'outageResumeS', 'cpuBusyPct', 'cpuBusyUnnicedPct', ...neighbourMetricNames.flatMap((names) => names.slice(1))];
+const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps', 'resumedAfterOutage', 'outageResumeS', 'cpuBusyPct', 'cpuBusyUnnicedPct']);
 
 export interface LabResult {
   config: Record<string, unknown> & { scenario: Scenario };
@@ -55,6 +61,8 @@ export interface LabResult {
   /** Every metric, per experiment. */
   summaryByNeighbour: Record<string, Record<string, Record<string, MetricSummary>>>;
   delayLine: DelayLineStats | null;
+  /** Trace links: how closely the bottleneck followed the trace under a saturating flow, measured before the sessions (absent in older results). */
+  traceFidelity?: TraceFidelity | null;
   /** The unmeasured sessions that built each arm's history after its reset. */
   warmups: Array<{ arm: Arm; playDelayS: number | null; initialThroughputKbps: number | null; error: string | null }>;
   startedAt: string;

@@ -5,6 +5,7 @@
  * (a killed run keeps what it measured) and, at the end, DIR/report.md rendered from
  * that file.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release } from 'node:os';
 import { join } from 'node:path';
@@ -12,19 +13,21 @@ import type { Browser } from 'playwright-core';
 import type { Arm } from '@sammy/player/abr';
 import { chromiumUnavailableReason, launchChromium } from '../browser.js';
 import { deferCleanup } from './cleanup.js';
+import { cpuBound, cpuMetrics, startCpuMonitor } from './cpu-monitor.js';
 import { ensureLabMedia, type LabMedia } from './media.js';
 import { buildLabtools, gccUnavailableReason } from './native.js';
 import { NEIGHBOUR_KINDS, neighbourKind, startNeighbour, type MeasurementWindow, type NeighbourKind, type RunningNeighbour } from './neighbours.js';
 import { rootUnavailableReason, sweepStaleNamespaces } from './netns.js';
-import { REPO_DIR } from './paths.js';
+import { CACHE_DIR, REPO_DIR } from './paths.js';
 import { LabError, run, sleep } from './processes.js';
-import { startQueueMonitor } from './queue-monitor.js';
+import { startDelayLineQueueMonitor, startQueueMonitor } from './queue-monitor.js';
 import { writeReportFromDir } from './report.js';
 import { summaries, type LabResult, type TrialMetrics, type TrialRecord } from './result.js';
-import { bdpBytes, experimentArms, queueBytes, type Neighbour, type Scenario } from './scenario.js';
+import { bdpBytes, experimentArms, linkRateMbps, queueBytes, type Neighbour, type Scenario } from './scenario.js';
 import { startSession, type RunningSession, type StorageState } from './session.js';
 import { fixed } from './stats.js';
 import { createTopology, destroyTopology, measureIdleRtt, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
+import { calibrateTraceLink, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from './trace-link.js';
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
@@ -35,6 +38,8 @@ export interface RunOptions {
   scenario: Scenario;
   outDir: string;
   log: (line: string) => void;
+  /** Build the link and, on a trace link, measure its fidelity; run no session. */
+  calibrateOnly?: boolean;
 }
 
 /** Why the lab cannot run here (no root, Chromium or gcc), or null when it can. */
@@ -73,6 +78,8 @@ interface RunContext {
   log: (line: string) => void;
   /** Per-arm history mode: each arm's browser storage after its last session. */
   armStorage: Map<Arm, StorageState>;
+  /** A trace link's delivery opportunities; null on a constant link. */
+  schedule: OpportunitySchedule | null;
 }
 
 function playerConfig(s: Scenario): Record<string, unknown> {
@@ -87,9 +94,9 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   const logDir = join(ctx.outDir, 'logs');
   mkdirSync(logDir, { recursive: true });
   const record: TrialRecord = {
-    trial, neighbour: n.kind, arm, order, startedAt: new Date().toISOString(), originMs: Date.now(), historyReset, playbackStartS: null,
-    window: null, metrics: videoMetrics(null, [], [], s.link.rateMbps), session: null, neighbourSession: null,
-    telemetry: [], neighbourRaw: null, queue: [], error: null,
+    trial, neighbour: n.kind, arm, order, startedAt: new Date().toISOString(), originMs: Date.now(), historyReset, playbackStartS: null, traceStartS: null,
+    window: null, metrics: videoMetrics(null, [], [], linkRateMbps(s.link)), session: null, neighbourSession: null,
+    telemetry: [], neighbourRaw: null, queue: [], cpu: [], error: null,
   };
   const serverOpts = { mediaDir: ctx.media.dir, burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
   let server: VideoServer | null = null;
@@ -99,7 +106,11 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   let neighbourSession: RunningSession | null = null;
   let running: RunningNeighbour | null = null;
   let originMs = Date.now();
-  const queue = startQueueMonitor(topo.ns.router, topo.bottleneckDev, () => originMs);
+  let traceStartMs: number | null = null;
+  const cpu = startCpuMonitor(() => originMs);
+  const queue = s.link.trace ? startDelayLineQueueMonitor(topo.delayLine!, () => originMs) : startQueueMonitor(topo.ns.router, topo.bottleneckDev, () => originMs);
+  // A trace link starts its trace again at every play request, so every arm meets the same network.
+  const onPlayRequest = s.link.trace ? async () => void (traceStartMs = await restartTrace(topo.delayLine!)) : undefined;
   const undefer = deferCleanup(async () => browser?.close());
   try {
     server = await startVideoServer(topo, { ...serverOpts, logFile: join(logDir, `${tag}.server.log`) });
@@ -108,9 +119,10 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
     browser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
     session = await startSession(browser, {
       baseUrl: server.url, arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS,
-      resetHistory: historyReset, storageState: perArm ? ctx.armStorage.get(arm) : undefined,
+      resetHistory: historyReset, storageState: perArm ? ctx.armStorage.get(arm) : undefined, onPlayRequest,
     });
     originMs = record.originMs = session.originMs;
+    if (traceStartMs !== null) record.traceStartS = (traceStartMs - originMs) / 1000;
     const playbackStartMs = await session.playbackStart;
     record.playbackStartS = (playbackStartMs - originMs) / 1000;
     ctx.log(`  ${tag}: playing after ${record.playbackStartS.toFixed(2)} s; ${playS} s to go`);
@@ -145,12 +157,14 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
     await browser?.close().catch(() => {});
     undefer();
     record.queue = queue.stop();
+    record.cpu = cpu.stop();
     if (server) record.telemetry = compactTelemetry(await stopVideoServer(server).catch(() => []), originMs);
     if (neighbourServer) await stopVideoServer(neighbourServer).catch(() => []);
   }
-  const metrics: TrialMetrics = videoMetrics(record.session?.qoe ?? null, record.telemetry, record.queue, s.link.rateMbps);
+  const metrics: TrialMetrics = videoMetrics(record.session?.qoe ?? null, record.telemetry, record.queue, linkRateMbps(s.link));
   const windowMs = record.window ? (record.window.endS - record.window.startS) * 1000 : null;
   Object.assign(metrics, neighbourKind(n.kind).measure({ raw: record.neighbourRaw, windowMs, session: record.neighbourSession }));
+  Object.assign(metrics, outageMetrics(ctx.schedule, record, playS), cpuMetrics(record.cpu ?? []));
   record.metrics = metrics;
   // The browser storage is carried in memory only; result.json keeps the measurements.
   for (const r of [record.session, record.neighbourSession]) if (r) delete r.storageState;
@@ -164,11 +178,33 @@ function describe(r: TrialRecord): string {
     `chunk ${fixed(m.chunkThroughputKbps === null ? null : m.chunkThroughputKbps / 1000)} Mbps`, `rtt ${fixed(m.videoRttMs)} ms`, `play ${fixed(m.playDelayS, 2)} s`,
     `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${fixed(m.avgBitrateKbps, 0)} kbps`,
   ];
+  parts.push(`cpu ${fixed(m.cpuBusyPct, 0)}% (${fixed(m.cpuBusyUnnicedPct, 0)}% un-niced)${cpuBound(m) ? ' CPU-BOUND' : ''}`);
+  if (m.resumedAfterOutage !== undefined) parts.push(m.resumedAfterOutage ? `played on ${fixed(m.outageResumeS)} s after the outage` : 'NOT playing after the outage');
   for (const kind of Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[]) {
     const { metrics, describe: words } = neighbourKind(kind);
     if (words && metrics[0] && m[metrics[0].name] !== undefined) parts.push(words(m));
   }
   return parts.join(', ');
+}
+
+/** On a trace link, whether and how soon playback went on after the longest outage that ended inside the session. */
+function outageMetrics(schedule: OpportunitySchedule | null, r: TrialRecord, playS: number): Partial<TrialMetrics> {
+  if (!schedule || r.traceStartS === null || r.traceStartS === undefined || r.playbackStartS === null || !r.session) return {};
+  const untilS = r.playbackStartS + playS - r.traceStartS;
+  const longest = outages(schedule, untilS).sort((a, b) => b.endS - b.startS - (a.endS - a.startS))[0];
+  if (!longest) return {};
+  const { resumed, resumeS } = resumeAfterOutage(r.session.buffer, longest.endS + r.traceStartS);
+  return { resumedAfterOutage: resumed ? 1 : 0, outageResumeS: resumeS };
+}
+
+/** Writes the delay line's schedule once per content into the cache; returns its path. */
+function writeSchedule(schedule: OpportunitySchedule, name: string): string {
+  const text = scheduleText(schedule, name);
+  const dir = join(CACHE_DIR, 'schedules');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${createHash('sha256').update(text).digest('hex').slice(0, 16)}.txt`);
+  if (!existsSync(path)) writeFileSync(path, text);
+  return path;
 }
 
 export async function runLab(o: RunOptions): Promise<LabResult> {
@@ -179,11 +215,13 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
   const swept = await sweepStaleNamespaces();
   if (swept.length > 0) log(`removed stale lab namespaces of dead runs: ${swept.join(', ')}`);
   const labtools = await buildLabtools();
-  const media = await ensureLabMedia(s.media.ladder, s.media.durationS, log);
-  await ensurePlayerBuilt(log);
+  // A calibration plays no video: it needs neither the media nor the page.
+  const media = o.calibrateOnly ? null : await ensureLabMedia(s.media.ladder, s.media.durationS, log);
+  if (!o.calibrateOnly) await ensurePlayerBuilt(log);
+  const schedule = s.link.trace ? opportunitySchedule(readTrace(s.link.trace.path)) : null;
   const link = {
-    rateMbps: s.link.rateMbps, rttMs: s.link.rttMs, queueBytes: queueBytes(s.link), shapeUpstream: s.link.shapeUpstream,
-    burstBytes: s.link.burstBytes, serverCongestionControl: s.server.congestionControl,
+    rateMbps: s.link.rateMbps, trace: schedule ? { scheduleFile: writeSchedule(schedule, s.link.trace!.file) } : null, rttMs: s.link.rttMs,
+    queueBytes: queueBytes(s.link), shapeUpstream: s.link.shapeUpstream, burstBytes: s.link.burstBytes, serverCongestionControl: s.server.congestionControl,
   };
   const topo = await createTopology(link, labtools);
   let delayLine: DelayLineStats | null = null;
@@ -195,25 +233,47 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
   };
   const undefer = deferCleanup(destroy);
   const idleRtt: IdleRtt | null = await measureIdleRtt(topo);
-  log(`topology ${topo.ns.server} / ${topo.ns.router} / ${topo.ns.client}: ${s.link.rateMbps} Mbit/s, queue ${link.queueBytes} B, RTT ${s.link.rttMs} ms (idle ping ${idleRtt ? `${idleRtt.avgMs.toFixed(2)} ms avg, ${idleRtt.minMs.toFixed(2)} min` : 'unavailable'})`);
+  const rateText = s.link.trace ? `trace ${s.link.trace.file} (mean ${s.link.trace.meanRateMbps.toFixed(2)} Mbit/s)` : `${s.link.rateMbps} Mbit/s`;
+  log(`topology ${topo.ns.server} / ${topo.ns.router} / ${topo.ns.client}: ${rateText}, queue ${link.queueBytes} B, RTT ${s.link.rttMs} ms (idle ping ${idleRtt ? `${idleRtt.avgMs.toFixed(2)} ms avg, ${idleRtt.minMs.toFixed(2)} min` : 'unavailable'})`);
   const result: LabResult = {
     config: {
       scenario: s,
-      link: { ...link, bdpBytes: bdpBytes(s.link), measuredIdleRtt: idleRtt, delayLine: s.link.rttMs > 0 ? 'labtools delay (TUN per direction, no netem on this kernel)' : 'none' },
-      server: { args: serverArgs({ mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT }), congestionControl: s.server.congestionControl },
+      link: {
+        ...link, trace: s.link.trace, traceSchedule: link.trace && schedule ? { file: link.trace.scheduleFile, opportunities: schedule.offsetsUs.length, periodUs: schedule.periodUs, loopFromUs: schedule.loopFromUs } : null,
+        bdpBytes: bdpBytes(s.link), measuredIdleRtt: idleRtt,
+        bottleneck: s.link.trace ? 'labtools delay: a droptail queue of queueBytes served at the trace\'s delivery opportunities (1500 B each), downlink only; no tbf' : 'tbf',
+        delayLine: s.link.rttMs > 0 || s.link.trace ? 'labtools delay (TUN per direction, no netem on this kernel)' : 'none',
+      },
+      server: { args: media === null ? [] : serverArgs({ mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT }), congestionControl: s.server.congestionControl },
       player: { requested: playerConfig(s), byArm: {} as Record<string, unknown> },
-      media: { dir: media.dir, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media.sidecar.representations.map((r) => r.bitrateKbps) },
+      media: { dir: media?.dir ?? null, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media?.sidecar.representations.map((r) => r.bitrateKbps) ?? [] },
       host: { kernel: release(), cpus: cpus().length, node: process.version },
     },
-    trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, warmups: [], startedAt: new Date().toISOString(), finishedAt: null, complete: false,
+    trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, traceFidelity: null, warmups: [], startedAt: new Date().toISOString(), finishedAt: null, complete: false,
   };
   const save = () => {
     Object.assign(result, summaries(result.trials, s.arms));
     writeFileSync(join(outDir, 'result.json'), JSON.stringify(result));
   };
-  const ctx: RunContext = { s, topo, labtools, media, outDir, log, armStorage: new Map() };
+  const ctx: RunContext | null = media && { s, topo, labtools, media, outDir, log, armStorage: new Map(), schedule };
   const total = s.trials * s.neighbours.reduce((a, n) => a + experimentArms(s, n).length, 0);
   try {
+    if (schedule) {
+      const seconds = s.link.calibrationS!;
+      log(`trace fidelity: a saturating TCP Reno flow for ${seconds} s from the trace's start`);
+      result.traceFidelity = await calibrateTraceLink({
+        delayLine: topo.delayLine!, schedule, traceName: s.link.trace!.file, seconds,
+        startFlow: (durationS) => startNeighbour({ kind: 'tcp', congestionControl: 'reno', startS: 0, endS: null }, topo, labtools, durationS),
+      });
+      const f = result.traceFidelity;
+      log(`trace fidelity: per-second correlation ${fixed(f.correlation, 3)}, total ${fixed(f.totalRatio, 3)} x the trace (receiver payload ${fixed(f.goodputTotalRatio, 3)} x); ${f.withinTolerance ? 'within' : 'NOT within'} ${f.tolerance * 100}%`);
+      save();
+      await sleep(s.session.gapS * 1000);
+    }
+    if (!ctx) {
+      result.complete = true; // a calibration only: nothing else was asked for
+      return result;
+    }
     if (s.player.history === 'per-arm') {
       // Thesis 2.5.6: every arm's history is reset before the arm runs; these sessions
       // then give each arm a history measured on this link, as a device would have.

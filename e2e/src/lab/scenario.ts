@@ -3,12 +3,13 @@
  * errors that name the field, the value and what is accepted. Units live in names.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { armsIn, type Arm } from '@sammy/player/abr';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
 import { NEIGHBOUR_KINDS, neighbourKind, type Neighbour, type NeighbourKind } from './neighbours.js';
 import { SCENARIO_DIR } from './paths.js';
 import { LabError } from './processes.js';
+import { describeTrace, type LinkTrace } from './trace-link.js';
 
 export type { Neighbour, NeighbourKind } from './neighbours.js';
 
@@ -19,9 +20,14 @@ export interface Scenario {
   name: string;
   description: string;
   link: {
-    rateMbps: number;
+    /** A constant bottleneck (tbf); null on a trace link. */
+    rateMbps: number | null;
+    /** A trace-driven bottleneck (the delay line serves the trace's delivery opportunities); null on a constant link. */
+    trace: LinkTrace | null;
+    /** Trace links: how long the run's saturating-flow calibration of the trace's fidelity lasts. */
+    calibrationS: number | null;
     rttMs: number;
-    /** The droptail queue at the bottleneck, in bandwidth-delay products or bytes. */
+    /** The droptail queue at the bottleneck, in bandwidth-delay products (at the trace's mean rate on a trace link) or bytes. */
     queue: { bdp: number } | { bytes: number };
     shapeUpstream: boolean;
     burstBytes: number;
@@ -144,10 +150,27 @@ function neighbour(value: unknown, path: string, playS: number): Neighbour {
   return { kind, ...fields, ...(spec.windowed ? window(o, path, playS) : {}) } as Neighbour;
 }
 
-/** Validates a parsed scenario and fills defaults. */
-export function parseScenario(json: unknown): Scenario {
+/** `link.trace`: the file, relative to the scenario's folder, read with the simulator's parser. */
+function linkTrace(link: Obj, scenarioDir: string): LinkTrace {
+  const file = str(link, 'link', 'trace');
+  const path = resolve(scenarioDir, file);
+  try {
+    return describeTrace(file, path);
+  } catch (err) {
+    return bad('link.trace', file, `a mahimahi trace or a JSON steps file, relative to the scenario file (${path}: ${(err as Error).message})`);
+  }
+}
+
+/** Validates a parsed scenario and fills defaults; `scenarioDir` is where a trace's relative path starts. */
+export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR): Scenario {
   const o = obj('scenario', json, ['name', 'description', 'link', 'media', 'session', 'player', 'server', 'neighbours', 'arms', 'trials']);
-  const link = obj('link', o.link, ['rateMbps', 'rttMs', 'queue', 'shapeUpstream', 'burstBytes']);
+  const link = obj('link', o.link, ['rateMbps', 'trace', 'calibrationS', 'rttMs', 'queue', 'shapeUpstream', 'burstBytes']);
+  if ((link.rateMbps === undefined) === (link.trace === undefined)) {
+    bad('link', link, 'exactly one of rateMbps (a constant rate, tbf) and trace (a mahimahi or JSON steps file)');
+  }
+  const trace = link.trace === undefined ? null : linkTrace(link, scenarioDir);
+  if (trace === null && link.calibrationS !== undefined) bad('link.calibrationS', link.calibrationS, 'no value: only a trace link (link.trace) is calibrated');
+  if (trace !== null && link.shapeUpstream === true) bad('link.shapeUpstream', true, 'false on a trace link (the trace shapes server -> client only)');
   const queue = obj('link.queue', link.queue ?? { bdp: 4 }, ['bdp', 'bytes']);
   if (Object.keys(queue).length !== 1) bad('link.queue', queue, '{ "bdp": N } or { "bytes": N }');
   const media = obj('media', o.media ?? {}, ['ladder', 'durationS']);
@@ -178,7 +201,9 @@ export function parseScenario(json: unknown): Scenario {
     name: str(o, 'scenario', 'name'),
     description: typeof o.description === 'string' ? o.description : '',
     link: {
-      rateMbps: num(link, 'link', 'rateMbps', 0.1, 10_000),
+      rateMbps: trace === null ? num(link, 'link', 'rateMbps', 0.1, 10_000) : null,
+      trace,
+      calibrationS: trace === null ? null : num(link, 'link', 'calibrationS', 5, 3600, 30),
       rttMs: num(link, 'link', 'rttMs', 0, 1000),
       queue: 'bdp' in queue ? { bdp: num(queue, 'link.queue', 'bdp', 0.01, 1000) } : { bytes: int(queue, 'link.queue', 'bytes', 1500, 1e9) },
       shapeUpstream: bool(link, 'link', 'shapeUpstream', false),
@@ -209,9 +234,14 @@ export function experimentArms(s: Scenario, e: Experiment): Arm[] {
   return e.arms === null ? s.arms : s.arms.filter((a) => e.arms!.includes(a));
 }
 
-/** The bandwidth-delay product of the link, in bytes. */
+/** The link's rate: its constant rate, or a trace's mean rate. */
+export function linkRateMbps(link: Scenario['link']): number {
+  return link.rateMbps ?? link.trace!.meanRateMbps;
+}
+
+/** The bandwidth-delay product of the link (at a trace's mean rate), in bytes. */
 export function bdpBytes(link: Scenario['link']): number {
-  return (link.rateMbps * 1e6 * (link.rttMs / 1000)) / 8;
+  return (linkRateMbps(link) * 1e6 * (link.rttMs / 1000)) / 8;
 }
 
 /** The droptail queue limit in bytes (at least two full-size packets). */
@@ -230,7 +260,7 @@ export function loadScenario(nameOrPath: string): Scenario {
   } catch (err) {
     throw new LabError('LAB_BAD_SCENARIO', `scenario ${path} is not valid JSON: ${(err as Error).message}`);
   }
-  return parseScenario(json);
+  return parseScenario(json, dirname(path));
 }
 
 /** The run's overrides from the command line (arms, trials, neighbour kinds). */

@@ -19,6 +19,8 @@ export interface SessionOptions {
   storageState?: StorageState;
   /** Buffer sampling period. */
   sampleMs?: number;
+  /** Called just before the play request (a trace link restarts its trace there). */
+  onPlayRequest?: () => Promise<void>;
 }
 
 export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
@@ -81,6 +83,14 @@ export async function startSession(browser: Browser, o: SessionOptions): Promise
     }
   }
   const url = playerUrl(o.baseUrl, o.arm, o.playerConfig, true);
+  if (o.onPlayRequest) {
+    try {
+      await o.onPlayRequest();
+    } catch (err) {
+      await context.close();
+      throw err;
+    }
+  }
   const originMs = Date.now();
   await page.goto(url, { waitUntil: 'commit' });
 

@@ -16,7 +16,10 @@ import { createNamespace, deleteNamespace, netnsExec, newStem } from './netns.js
 import { run, start, stop, waitForOutput, type Managed } from './processes.js';
 
 export interface LinkConfig {
-  rateMbps: number;
+  /** tbf's rate; null on a trace link. */
+  rateMbps: number | null;
+  /** A trace link: the delay line's opportunity schedule (a file written by the runner). */
+  trace: { scheduleFile: string } | null;
   rttMs: number;
   queueBytes: number;
   /** Also shape client -> server (requests, ACKs) at the same rate and queue. */
@@ -43,6 +46,16 @@ export interface DelayLineStats {
 }
 export interface DirectionStats {
   delayMs: number;
+  /** Trace mode (downlink of a trace link): the bottleneck queue in the delay line. */
+  trace?: {
+    queueLimitBytes: number;
+    maxQueuedBytes: number;
+    dropsQueue: number;
+    servedBytes: number;
+    opportunities: number;
+    unusedOpportunities: number;
+    restarts: number;
+  };
   packets: number;
   bytes: number;
   dropsFull: number;
@@ -62,7 +75,7 @@ export interface IdleRtt {
 export interface Topology {
   ns: { server: string; router: string; client: string };
   link: LinkConfig;
-  /** The device that holds the bottleneck qdisc (server -> client), in the router namespace. */
+  /** The device that holds the bottleneck qdisc (server -> client), in the router namespace; on a trace link the delay line holds the queue. */
   bottleneckDev: string;
   delayLine: Managed | null;
 }
@@ -81,6 +94,7 @@ async function sysctl(ns: string, settings: Record<string, string | number>): Pr
 }
 
 export function tbfArgs(dev: string, link: LinkConfig): string[] {
+  if (link.rateMbps === null) throw new Error('a trace link has no tbf');
   return ['qdisc', 'replace', 'dev', dev, 'root', 'tbf', 'rate', `${link.rateMbps}mbit`, 'burst', String(link.burstBytes), 'limit', String(link.queueBytes)];
 }
 
@@ -111,10 +125,11 @@ export async function createTopology(link: LinkConfig, labtools: string): Promis
     await run('ip', ['-n', ns.server, 'route', 'add', 'default', 'via', ADDRESSES.routerServerSide]);
     await run('ip', ['-n', ns.client, 'route', 'add', 'default', 'via', ADDRESSES.routerClientSide]);
 
-    if (link.rttMs > 0) {
+    if (link.rttMs > 0 || link.trace) {
+      const trace = link.trace ? ['--down-trace', link.trace.scheduleFile, '--down-queue-bytes', String(link.queueBytes)] : [];
       const [cmd, args] = netnsExec(ns.router, labtools, [
         'delay', '--down', DEV.delayDown, '--up', DEV.delayUp,
-        '--down-ms', String(link.rttMs / 2), '--up-ms', String(link.rttMs / 2), '--rt',
+        '--down-ms', String(link.rttMs / 2), '--up-ms', String(link.rttMs / 2), ...trace, '--rt',
       ]);
       topo.delayLine = start('delay line', cmd, args);
       await waitForOutput(topo.delayLine, 'ready\n');
@@ -125,7 +140,7 @@ export async function createTopology(link: LinkConfig, labtools: string): Promis
         await run('ip', ['-n', ns.router, 'rule', 'add', 'iif', from, 'lookup', table]);
       }
     }
-    await run('tc', ['-n', ns.router, ...tbfArgs(DEV.routerToClient, link)]);
+    if (!link.trace) await run('tc', ['-n', ns.router, ...tbfArgs(DEV.routerToClient, link)]);
     if (link.shapeUpstream) await run('tc', ['-n', ns.router, ...tbfArgs(DEV.routerToServer, link)]);
     return topo;
   } catch (err) {

@@ -4,7 +4,7 @@
  */
 import type { ResponseTelemetry } from '@sammy/server/telemetry';
 import type { SessionQoE } from '@sammy/player/abr';
-import type { QueueSample } from './queue-monitor.js';
+import { queueDelayMsOf, type QueueSample } from './queue-monitor.js';
 import { mean, round } from './stats.js';
 
 /**
@@ -37,10 +37,18 @@ export interface VideoMetrics {
   rebufferS: number | null;
   avgBitrateKbps: number | null;
   avgQuality: number | null;
-  /** Mean bottleneck queueing delay over the session (backlog / rate). */
+  /** Mean bottleneck queueing delay over the session: backlog / rate, or on a trace link the oldest queued packet's wait. */
   queueDelayMs: number | null;
   /** Mean requested pace rate of the playing phase (null when nothing was paced). */
   meanRtpKbps: number | null;
+  /** Trace links with an outage (>= 1 s without capacity) in the session: 1 if playback went on after it, else 0. */
+  resumedAfterOutage?: number;
+  /** The same: from the outage's end until the playhead moved again (0 if it never stopped; to the 0.5 s sampling). */
+  outageResumeS?: number | null;
+  /** The machine's mean CPU busy % over the session (all cores, everyone's work; cpu-monitor.ts). */
+  cpuBusyPct?: number | null;
+  /** The same without work at nice > 0 (what competes with the lab); at or above CPU_BOUND_PCT the session is flagged. */
+  cpuBusyUnnicedPct?: number | null;
 }
 
 /** Mean throughput of playing-phase chunks: the player's own figure, else from its chunk records. */
@@ -54,7 +62,7 @@ export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue:
   const sent = rows.reduce((a, r) => a + (r[7] ?? 0), 0);
   const retrans = rows.reduce((a, r) => a + (r[6] ?? 0), 0);
   const rtps = (qoe?.chunks ?? []).filter((c) => c.phase === 'playing' && c.rtpKbps !== null).map((c) => c.rtpKbps!);
-  const backlog = mean(queue.map((q) => q[1]));
+  const delay = mean(queue.map((q) => queueDelayMsOf(q, rateMbps)));
   return {
     chunkThroughputKbps: qoe ? playingChunkThroughputKbps(qoe) : null,
     videoRttMs: mean(withRtt),
@@ -64,7 +72,7 @@ export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue:
     rebufferS: qoe?.rebufferS ?? null,
     avgBitrateKbps: qoe?.avgBitrateKbps ?? null,
     avgQuality: qoe?.avgQuality ?? null,
-    queueDelayMs: backlog === null ? null : (backlog * 8) / (rateMbps * 1e6) * 1000,
+    queueDelayMs: delay,
     meanRtpKbps: mean(rtps),
   };
 }

@@ -6,6 +6,7 @@ import { averageSeries, renderReport, writeReport } from '../../src/lab/report.j
 import type { LabResult, TrialRecord } from '../../src/lab/runner.js';
 import { loadScenario } from '../../src/lab/scenario.js';
 import { summarize } from '../../src/lab/stats.js';
+import { traceFidelity } from '../../src/lab/trace-link.js';
 import { barChart, lineChart, ticks } from '../../src/lab/svg.js';
 
 function trial(arm: Arm, neighbour: TrialRecord['neighbour'], trialNo: number, metrics: Record<string, number>): TrialRecord {
@@ -100,6 +101,35 @@ describe('report', () => {
     expect(files['fig-rtt.svg']!.match(/<polyline/g)).toHaveLength(2);
     expect(files['fig-pace.svg']!.match(/<polyline/g)).toHaveLength(1);
     expect(files['fig-neighbour-udp.svg']!.match(/<rect x=/g)!.length).toBeGreaterThanOrEqual(2);
+  });
+
+  test('a trace link: the trace in the setup, the fidelity section and figure, the delay line queue', () => {
+    const r = result();
+    r.config.scenario = { ...loadScenario('cellular-lte'), arms: ['control', 'sammy'] };
+    r.traceFidelity = traceFidelity({ trace: '../../sim/traces/ATT-LTE-driving-2016.down', calibrationS: 4, skippedS: 1, binS: 1, capacity: [300, 100, 200], served: [290, 110, 190], received: [280, 100, 180] });
+    r.delayLine!.down.trace = { queueLimitBytes: 91206, maxQueuedBytes: 90000, dropsQueue: 12, servedBytes: 5000, opportunities: 10, unusedOpportunities: 3, restarts: 7 };
+    const { markdown, files } = renderReport(r);
+    expect(markdown).toContain('| bottleneck | trace `../../sim/traces/ATT-LTE-driving-2016.down` (mahimahi, mean 4.56 Mbit/s, repeating every 120.002 s, restarted at every play request)');
+    expect(markdown).toContain('## Trace fidelity');
+    expect(markdown).toContain('| served at the bottleneck (IP bytes) | 0.998 | 0.983 | 5.0% |');
+    expect(markdown).toContain('**Within** the 10% bar');
+    expect(markdown).toContain('limit 91206 B, at most 90000 B queued, 12 packets dropped (queue full)');
+    expect(files['fig-trace-fidelity.svg']!.match(/<polyline/g)).toHaveLength(3);
+    // A constant link has neither.
+    const constant = renderReport(result());
+    expect(constant.markdown).not.toContain('Trace fidelity');
+    expect(constant.files['fig-trace-fidelity.svg']).toBeUndefined();
+  });
+
+  test('the CPU load: per session, with the CPU-bound ones named', () => {
+    const r = result();
+    r.trials.forEach((t, i) => Object.assign(t.metrics, { cpuBusyPct: 60 + i, cpuBusyUnnicedPct: i === 1 ? 95 : 40 }));
+    const { markdown } = renderReport(r);
+    expect(markdown).toContain('## CPU load');
+    expect(markdown).toContain('**1 of 9 sessions were CPU-bound** (90% or more busy without niced work)');
+    expect(markdown).toContain('- trial 1 none sammy: 95% (61% with niced work)');
+    // Results from before the CPU was measured have no such section.
+    expect(renderReport(result()).markdown).not.toContain('## CPU load');
   });
 
   test('writeReport writes report.md and every figure it links', () => {

@@ -1,0 +1,276 @@
+/**
+ * Trace-driven bottlenecks (docs/lab-scenarios.md, "Trace links"). A scenario's
+ * `link.trace` is a mahimahi file or the simulator's JSON steps, read with the
+ * simulator's own parser (`@sammy/sim/trace`). Here it becomes the schedule of
+ * delivery opportunities at which the delay line serves its downlink queue
+ * (`labtools delay --down-trace`), one 1500-byte MTU each, and here the run's
+ * calibration checks that the link delivered what the trace says.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { loadTrace, MAHIMAHI_PACKET_BYTES, meanBandwidthKbps, type Trace } from '@sammy/sim/trace';
+import { startNeighbour } from './neighbours.js';
+import { LabError, sleep, type Managed } from './processes.js';
+import { parseDelaySamples, type DelaySample } from './queue-monitor.js';
+
+/** Bytes one delivery opportunity may carry (mahimahi's MTU). */
+export const OPPORTUNITY_BYTES = MAHIMAHI_PACKET_BYTES;
+
+/** The trace as the scenario names it and as it was read. */
+export interface LinkTrace {
+  /** As written in the scenario, relative to the scenario file. */
+  file: string;
+  /** Resolved. */
+  path: string;
+  format: Trace['format'];
+  /** Mean capacity over one period (mahimahi) or up to the last step plus 1 s (steps), as the simulator computes it. */
+  meanRateMbps: number;
+  /** mahimahi traces repeat with this period; a steps trace (null) holds its last step. */
+  periodS: number | null;
+  sha256: string;
+}
+
+/** The opportunities of a trace: offsets in us from its start; [loopFromUs, periodUs) repeats for ever. */
+export interface OpportunitySchedule {
+  offsetsUs: number[];
+  periodUs: number;
+  loopFromUs: number;
+}
+
+/** Reads a trace with the simulator's parser; mahimahi at 1 ms bins, so no opportunity moves by more than 1 ms. */
+export function readTrace(path: string): Trace {
+  return loadTrace(path, { mahimahiBinMs: 1 });
+}
+
+export function describeTrace(file: string, path: string): LinkTrace {
+  const trace = readTrace(path);
+  return {
+    file, path, format: trace.format, meanRateMbps: meanBandwidthKbps(trace) / 1000, periodS: trace.periodS,
+    sha256: createHash('sha256').update(readFileSync(path)).digest('hex'),
+  };
+}
+
+/**
+ * The opportunity schedule of a trace: opportunity n comes when the trace's capacity
+ * since its start first exceeds n MTUs. A mahimahi trace read at 1 ms bins gives back
+ * its own opportunities (several in one millisecond are spread evenly over it). A
+ * steps trace holds its last step: that step repeats in whole opportunities, about a
+ * second's worth at a time.
+ */
+export function opportunitySchedule(trace: Trace): OpportunitySchedule {
+  const n = trace.stepStartS.length;
+  const startUs = (i: number) => Math.round(trace.stepStartS[i]! * 1e6);
+  const bytesPerUs = (i: number) => trace.bandwidthKbps[i]! / 8000;
+  const offsets: number[] = [];
+  let cumulative = 0;
+  let periodUs: number;
+  let loopFromUs: number;
+  const emit = (fromUs: number, toUs: number, rate: number) => {
+    if (rate <= 0) return;
+    const end = cumulative + rate * (toUs - fromUs);
+    for (let k = Math.ceil(cumulative / OPPORTUNITY_BYTES); k * OPPORTUNITY_BYTES < end; k++) {
+      offsets.push(fromUs + (k * OPPORTUNITY_BYTES - cumulative) / rate);
+    }
+    cumulative = end;
+  };
+  if (trace.periodS !== null) {
+    periodUs = Math.round(trace.periodS * 1e6);
+    loopFromUs = 0;
+    for (let i = 0; i < n; i++) emit(startUs(i), i + 1 < n ? startUs(i + 1) : periodUs, bytesPerUs(i));
+  } else {
+    for (let i = 0; i + 1 < n; i++) emit(startUs(i), startUs(i + 1), bytesPerUs(i));
+    loopFromUs = startUs(n - 1);
+    const rate = bytesPerUs(n - 1);
+    const spacingUs = OPPORTUNITY_BYTES / rate;
+    const count = Math.max(1, Math.ceil(1e6 / spacingUs));
+    emit(loopFromUs, loopFromUs + count * spacingUs, rate);
+    periodUs = Math.round(loopFromUs + count * spacingUs);
+  }
+  if (!offsets.some((t) => t >= loopFromUs)) {
+    throw new LabError('LAB_BAD_TRACE', `trace ${trace.name} has no capacity in the part that repeats, so the link would never deliver again`);
+  }
+  return { offsetsUs: offsets.map((t) => Math.min(periodUs - 1, Math.round(t))), periodUs, loopFromUs };
+}
+
+/** The schedule file `labtools delay --down-trace` reads. */
+export function scheduleText(s: OpportunitySchedule, name: string): string {
+  return `# delivery opportunities of ${name}, us from the trace's start\nperiod_us ${s.periodUs}\nloop_from_us ${s.loopFromUs}\n${s.offsetsUs.join('\n')}\n`;
+}
+
+/** Every opportunity's time (us from the trace's start, repetitions included) before `endUs`, in order. */
+export function* opportunityTimes(s: OpportunitySchedule, endUs: number): Generator<number> {
+  const loopIndex = s.offsetsUs.findIndex((t) => t >= s.loopFromUs);
+  let shiftUs = 0;
+  for (let i = 0; ; ) {
+    const t = s.offsetsUs[i]! + shiftUs;
+    if (t >= endUs) return;
+    yield t;
+    if (++i === s.offsetsUs.length) {
+      i = loopIndex;
+      shiftUs += s.periodUs - s.loopFromUs;
+    }
+  }
+}
+
+/** Bytes the trace can carry in each of `bins` bins of `binUs` from its start (repetitions included). */
+export function capacityPerBin(s: OpportunitySchedule, binUs: number, bins: number): number[] {
+  const out = new Array<number>(bins).fill(0);
+  for (const t of opportunityTimes(s, binUs * bins)) out[Math.floor(t / binUs)]! += OPPORTUNITY_BYTES;
+  return out;
+}
+
+/** An outage: no opportunity from `startS` (the last one before) to `endS` (the next one), in s from the trace's start. */
+export interface Outage {
+  startS: number;
+  endS: number;
+}
+
+/** The outages of at least `minS` that end before `untilS`. */
+export function outages(s: OpportunitySchedule, untilS: number, minS = 1): Outage[] {
+  const out: Outage[] = [];
+  let last = 0;
+  for (const t of opportunityTimes(s, untilS * 1e6)) {
+    if (t - last >= minS * 1e6) out.push({ startS: last / 1e6, endS: t / 1e6 });
+    last = t;
+  }
+  return out;
+}
+
+/**
+ * Did playback go on after the outage ended, and how soon? From the page's buffer
+ * samples ([s since origin, buffer s, playhead s], every 0.5 s): the first sample at or
+ * after `endS` (s since origin) from which the playhead moves on. The delay is 0 when
+ * it never stopped, and is known to the sampling period.
+ */
+export function resumeAfterOutage(buffer: Array<[number, number, number]>, endS: number): { resumed: boolean; resumeS: number | null } {
+  for (let i = 0; i + 1 < buffer.length; i++) {
+    const [t, , playhead] = buffer[i]!;
+    if (t < endS - 0.5) continue;
+    if (buffer[i + 1]![2] > playhead + 0.05) return { resumed: true, resumeS: Math.max(0, t - endS) };
+  }
+  return { resumed: false, resumeS: null };
+}
+
+/** Pearson's correlation; null when either side does not vary. */
+export function correlation(x: number[], y: number[]): number | null {
+  const n = Math.min(x.length, y.length);
+  if (n < 2) return null;
+  const mx = x.slice(0, n).reduce((a, b) => a + b, 0) / n;
+  const my = y.slice(0, n).reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (x[i]! - mx) * (y[i]! - my);
+    sxx += (x[i]! - mx) ** 2;
+    syy += (y[i]! - my) ** 2;
+  }
+  return sxx === 0 || syy === 0 ? null : sxy / Math.sqrt(sxx * syy);
+}
+
+/** Cumulative counts [t, total] sampled over time, read at `t` by linear interpolation. */
+export function cumulativeAt(samples: Array<[number, number]>, t: number): number | null {
+  if (samples.length === 0 || t < samples[0]![0] || t > samples[samples.length - 1]![0]) return null;
+  let i = 1;
+  while (i < samples.length && samples[i]![0] < t) i++;
+  if (i === samples.length) return samples[samples.length - 1]![1];
+  const [t0, v0] = samples[i - 1]!;
+  const [t1, v1] = samples[i]!;
+  return t1 === t0 ? v1 : v0 + ((v1 - v0) * (t - t0)) / (t1 - t0);
+}
+
+/** The bar a trace link must meet: per-second correlation and total both within 10%. */
+export const FIDELITY_TOLERANCE = 0.1;
+
+export interface TraceFidelity {
+  trace: string;
+  /** How long the saturating flow ran, from the trace's restart. */
+  calibrationS: number;
+  /** Seconds left out at the start (the flow's slow start). */
+  skippedS: number;
+  binS: number;
+  /** Per bin from `skippedS`: [trace capacity, bytes served at the bottleneck (IP), TCP payload bytes received]. */
+  bins: Array<[number, number | null, number | null]>;
+  /** The capacity varies by at most the tolerance around its mean: the correlation says nothing, and only the total is judged. */
+  constantCapacity: boolean;
+  /** Served bytes against capacity, per bin. */
+  correlation: number | null;
+  /** Total served / total capacity over the bins. */
+  totalRatio: number | null;
+  /** Sum over bins of |served - capacity| / total capacity, in %. */
+  binErrorPct: number | null;
+  /** The same for the receiver's TCP payload (below the served bytes by the headers, about 3.5%). */
+  goodputCorrelation: number | null;
+  goodputTotalRatio: number | null;
+  tolerance: number;
+  /** |totalRatio - 1| <= tolerance and, unless the capacity is constant, correlation >= 1 - tolerance. */
+  withinTolerance: boolean;
+}
+
+/** The fidelity figures from per-bin capacity, served and received bytes. */
+export function traceFidelity(o: { trace: string; calibrationS: number; skippedS: number; binS: number; capacity: number[]; served: Array<number | null>; received: Array<number | null> }): TraceFidelity {
+  const pairs = (values: Array<number | null>) => o.capacity.map((c, i) => [c, values[i]] as const).filter((p): p is readonly [number, number] => typeof p[1] === 'number');
+  const figures = (values: Array<number | null>) => {
+    const p = pairs(values);
+    const capacity = p.reduce((a, [c]) => a + c, 0);
+    const sum = p.reduce((a, [, v]) => a + v, 0);
+    const l1 = p.reduce((a, [c, v]) => a + Math.abs(v - c), 0);
+    return { r: correlation(p.map(([c]) => c), p.map(([, v]) => v)), ratio: capacity > 0 ? sum / capacity : null, errorPct: capacity > 0 ? (100 * l1) / capacity : null };
+  };
+  const served = figures(o.served);
+  const received = figures(o.received);
+  const total = o.capacity.reduce((a, b) => a + b, 0);
+  const constant = o.capacity.length > 0 && Math.max(...o.capacity) - Math.min(...o.capacity) <= (FIDELITY_TOLERANCE * total) / o.capacity.length;
+  const withinTolerance = served.ratio !== null && Math.abs(served.ratio - 1) <= FIDELITY_TOLERANCE && (constant || (served.r !== null && served.r >= 1 - FIDELITY_TOLERANCE));
+  return {
+    trace: o.trace, calibrationS: o.calibrationS, skippedS: o.skippedS, binS: o.binS,
+    bins: o.capacity.map((c, i) => [c, o.served[i] ?? null, o.received[i] ?? null]),
+    constantCapacity: constant, correlation: served.r, totalRatio: served.ratio, binErrorPct: served.errorPct, goodputCorrelation: received.r, goodputTotalRatio: received.ratio,
+    tolerance: FIDELITY_TOLERANCE, withinTolerance,
+  };
+}
+
+/** Restarts the delay line's trace now; resolves with the epoch ms it printed. */
+export async function restartTrace(delayLine: Managed): Promise<number> {
+  const offset = delayLine.stdout().length;
+  const printed = () => /(?:^|\n)restart (\d+)\n/.exec(delayLine.stdout().slice(offset));
+  delayLine.child.kill('SIGUSR1');
+  const deadline = Date.now() + 5000;
+  for (let m = printed(); ; m = printed()) {
+    if (m) return Number(m[1]);
+    if (delayLine.child.exitCode !== null || Date.now() > deadline) {
+      throw new LabError('LAB_TRACE_RESTART', `the delay line did not restart its trace (${delayLine.stderr().trim() || 'no answer to SIGUSR1 within 5 s'})`);
+    }
+    await sleep(5);
+  }
+}
+
+/**
+ * The run's calibration of a trace link: one saturating TCP Reno flow from the server
+ * side for `seconds` from a restart of the trace; compares, per second, the bytes the
+ * bottleneck served and the receiver got with the trace's capacity.
+ */
+export async function calibrateTraceLink(o: {
+  delayLine: Managed; schedule: OpportunitySchedule; traceName: string; seconds: number; startFlow: (durationS: number) => ReturnType<typeof startNeighbour>;
+}): Promise<TraceFidelity> {
+  const binS = 1;
+  const skippedS = 1;
+  const offset = o.delayLine.stdout().length;
+  const flow = await o.startFlow(o.seconds + 1);
+  const restartMs = await restartTrace(o.delayLine);
+  await sleep(o.seconds * 1000 + 300);
+  const raw = await flow.finish({ startMs: restartMs, endMs: restartMs + o.seconds * 1000, startS: 0, endS: o.seconds });
+  const afterRestart = o.delayLine.stdout().slice(offset);
+  const samples: DelaySample[] = parseDelaySamples(afterRestart.slice(afterRestart.indexOf(`restart ${restartMs}`)));
+  const servedCurve = samples.map((q) => [q.traceUs / 1e6, q.servedBytes] as [number, number]);
+  const receivedCurve = raw.kind === 'tcp' ? raw.samples.map(([ms, bytes]) => [ms / 1000, bytes] as [number, number]) : [];
+  const bins = Math.floor(o.seconds / binS);
+  const capacity = capacityPerBin(o.schedule, binS * 1e6, bins).slice(skippedS / binS);
+  const per = (curve: Array<[number, number]>) =>
+    capacity.map((_, k) => {
+      const from = cumulativeAt(curve, skippedS + k * binS);
+      const to = cumulativeAt(curve, skippedS + (k + 1) * binS);
+      return from === null || to === null ? null : to - from;
+    });
+  return traceFidelity({ trace: o.traceName, calibrationS: o.seconds, skippedS, binS, capacity, served: per(servedCurve), received: per(receivedCurve) });
+}

@@ -1,0 +1,63 @@
+/**
+ * The delay line's trace mode (labtools.c), on a simulated clock (`labtools trace-sim`):
+ * the same queue and opportunity code the lab's downlink runs, without namespaces.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildLabtools, gccUnavailableReason } from '../../src/lab/native.js';
+import { loadScenario } from '../../src/lab/scenario.js';
+import { capacityPerBin, OPPORTUNITY_BYTES, opportunitySchedule, readTrace, scheduleText, type OpportunitySchedule } from '../../src/lab/trace-link.js';
+
+const reason = gccUnavailableReason();
+const dir = mkdtempSync(join(tmpdir(), 'sammy-tracesim-'));
+let labtools = '';
+
+beforeAll(async () => {
+  if (reason === null) labtools = await buildLabtools();
+}, 120_000);
+
+function sim(schedule: OpportunitySchedule, queueBytes: number, packets: Array<[number, number]>): string[] {
+  const file = join(dir, `s-${Math.random().toString(36).slice(2)}.txt`);
+  writeFileSync(file, scheduleText(schedule, 'test'));
+  const input = packets.map(([us, bytes]) => `${us} ${bytes}`).join('\n');
+  return execFileSync(labtools, ['trace-sim', '--trace', file, '--queue-bytes', String(queueBytes)], { input, maxBuffer: 1 << 28 }).toString().trim().split('\n');
+}
+
+(reason ? describe.skip : describe)('labtools trace mode', () => {
+  const schedule = { offsetsUs: [0, 1000, 1500, 3000], periodUs: 10_000, loopFromUs: 0 };
+
+  test('each opportunity serves up to 1500 B in order, a split packet finishes at the next, droptail by bytes, the trace repeats', () => {
+    const out = sim(schedule, 3000, [
+      [0, 1500], // at the opportunity itself: served by it
+      [100, 1000], // 1000 B at 1000 us, leaving 500 B of that opportunity
+      [100, 1000], // 500 B at 1000 us, the rest at 1500 us
+      [3100, 1500], // after the last opportunity of the first pass: 10,000 us
+      [3100, 1500], // 11,000 us
+      [3100, 1500], // the queue holds 3000 B: dropped
+      [9000, 1500], // still full: dropped
+      [11_200, 100], // 11,000 us had passed when it came: 11,500 us
+    ]);
+    expect(out).toEqual(['served 0', 'served 1000', 'served 1500', 'drop 5', 'drop 6', 'served 10000', 'served 11000', 'served 11500']);
+  });
+
+  test('an opportunity that finds the queue empty is lost', () => {
+    expect(sim(schedule, 3000, [[1200, 1500], [1300, 1500]])).toEqual(['served 1500', 'served 3000']);
+  });
+
+  test('under a queue that never empties, the bytes served per second are the trace capacity (AT&T LTE, 20 s)', () => {
+    const lte = opportunitySchedule(readTrace(loadScenario('cellular-lte').link.trace!.path));
+    const seconds = 20;
+    const capacity = capacityPerBin(lte, 1e6, seconds);
+    // A standing queue from the start, then full-size packets faster than the trace ever delivers (every 0.1 ms), into a deep queue.
+    const packets: Array<[number, number]> = Array.from({ length: 100 }, () => [0, OPPORTUNITY_BYTES] as [number, number]);
+    for (let us = 0; us < seconds * 1e6; us += 100) packets.push([us, OPPORTUNITY_BYTES]);
+    const served = new Array<number>(seconds).fill(0);
+    for (const line of sim(lte, 2_000_000, packets)) {
+      const m = /^served (\d+)$/.exec(line);
+      if (m && Number(m[1]) < seconds * 1e6) served[Math.floor(Number(m[1]) / 1e6)]! += OPPORTUNITY_BYTES;
+    }
+    expect(served).toEqual(capacity);
+  });
+});
