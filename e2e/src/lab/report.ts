@@ -41,6 +41,7 @@ export const METRIC_LABELS: Record<string, string> = {
   avgQuality: 'mean SSIM of played segments',
   queueDelayMs: 'bottleneck queueing delay, session mean (ms)',
   meanRtpKbps: 'mean requested pace rate, playing phase (kbps)',
+  mediaErrors: 'media errors the player rebuilt its MediaSource after (count)',
   resumedAfterOutage: "played on after the trace's outage (fraction of sessions)",
   outageResumeS: 'playback moved again after the outage ended (s, to 0.5 s)',
   cpuBusyPct: "machine CPU busy, all cores, everyone's work (%)",

@@ -178,6 +178,7 @@ function describe(r: TrialRecord): string {
     `chunk ${fixed(m.chunkThroughputKbps === null ? null : m.chunkThroughputKbps / 1000)} Mbps`, `rtt ${fixed(m.videoRttMs)} ms`, `play ${fixed(m.playDelayS, 2)} s`,
     `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${fixed(m.avgBitrateKbps, 0)} kbps`,
   ];
+  if (m.mediaErrors) parts.push(`${m.mediaErrors} media error(s)`);
   parts.push(`cpu ${fixed(m.cpuBusyPct, 0)}% (${fixed(m.cpuBusyUnnicedPct, 0)}% un-niced)${cpuBound(m) ? ' CPU-BOUND' : ''}`);
   if (m.resumedAfterOutage !== undefined) parts.push(m.resumedAfterOutage ? `played on ${fixed(m.outageResumeS)} s after the outage` : 'NOT playing after the outage');
   for (const kind of Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[]) {

@@ -41,6 +41,8 @@ export interface VideoMetrics {
   queueDelayMs: number | null;
   /** Mean requested pace rate of the playing phase (null when nothing was paced). */
   meanRtpKbps: number | null;
+  /** Media element errors (dash.js rebuilds the MediaSource after a decode error); their stall counts as a rebuffer. */
+  mediaErrors?: number | null;
   /** Trace links with an outage (>= 1 s without capacity) in the session: 1 if playback went on after it, else 0. */
   resumedAfterOutage?: number;
   /** The same: from the outage's end until the playhead moved again (0 if it never stopped; to the 0.5 s sampling). */
@@ -74,6 +76,7 @@ export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue:
     avgQuality: qoe?.avgQuality ?? null,
     queueDelayMs: delay,
     meanRtpKbps: mean(rtps),
+    mediaErrors: qoe?.mediaErrors ?? null,
   };
 }
 

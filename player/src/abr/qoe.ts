@@ -19,6 +19,8 @@ export interface SessionSummaryInput {
   rebufferS: number;
   /** Media time actually played, as [start, end) ranges in seconds (a video element's `played`). */
   playedRanges: readonly (readonly [number, number])[];
+  /** Media errors the player recovered from (or not); absent where there is no media element. */
+  mediaErrors?: number;
 }
 
 export interface PlayedSegment {
@@ -38,17 +40,29 @@ export function playedSegments(input: Pick<SessionSummaryInput, 'chunks' | 'segm
   const byIndex = new Map<number, ChunkRecord>();
   for (const c of input.chunks) byIndex.set(c.index, c);
   const d = input.segmentDurationS;
+  const ranges = mergeRanges(input.playedRanges);
   const out: PlayedSegment[] = [];
   for (const index of [...byIndex.keys()].sort((a, b) => a - b)) {
     const start = index * d;
     const end = start + d;
     let playedS = 0;
-    for (const [a, b] of input.playedRanges) playedS += Math.max(0, Math.min(b, end) - Math.max(a, start));
+    for (const [a, b] of ranges) playedS += Math.max(0, Math.min(b, end) - Math.max(a, start));
     if (playedS <= 1e-6) continue;
     const chunk = byIndex.get(index)!;
     out.push({ index, rung: chunk.rung, bitrateKbps: chunk.bitrateKbps, playedS, ssim: input.ssim?.[chunk.rung]?.[index] ?? null });
   }
   return out;
+}
+
+/** Overlapping ranges as one (a rebuilt media element may play a stretch again). */
+function mergeRanges(ranges: readonly (readonly [number, number])[]): [number, number][] {
+  const merged: [number, number][] = [];
+  for (const [a, b] of [...ranges].sort((x, y) => x[0] - y[0])) {
+    const last = merged[merged.length - 1];
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else merged.push([a, b]);
+  }
+  return merged;
 }
 
 export function summarizeSession(input: SessionSummaryInput): SessionQoE {
@@ -70,5 +84,6 @@ export function summarizeSession(input: SessionSummaryInput): SessionQoE {
     chunkThroughputKbps: aggregateKbps(input.chunks.filter((c) => c.phase === 'playing')),
     chunks: input.chunks,
     config: input.config,
+    ...(input.mediaErrors === undefined ? {} : { mediaErrors: input.mediaErrors }),
   };
 }

@@ -58,6 +58,8 @@ export interface SessionQoE {
   /** Mean throughput over playing-phase chunks: total bits over total download time (the "on"-period throughput, thesis 2.5.1). */
   chunkThroughputKbps: number | null;
   chunks: ChunkRecord[];
+  /** Extra: media element errors during the session (dash.js rebuilds the MediaSource after a decode error); browser only. */
+  mediaErrors?: number;
   /** The full parameter set the session ran with. */
   config: Record<string, unknown>;
 }

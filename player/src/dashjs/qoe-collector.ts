@@ -10,6 +10,12 @@
  *   phase until the next frame (player README, "Phases").
  * - Rebuffers: a `waiting` event in the playing phase that no seek caused, until
  *   `playing`; count and total seconds.
+ * - Media errors: on a decode error dash.js rebuilds the MediaSource and seeks back to
+ *   where it was (its `recoverAttempts.mediaErrorDecode`). Seen on slow cellular links
+ *   when a request is abandoned mid-switch. The element's `error` counts as a media
+ *   error and starts a rebuffer that lasts until playback goes on. The seeks of the
+ *   rebuild are not user seeks. The element forgets `played` when it is emptied, so the
+ *   ranges played before are kept here.
  */
 import { summarizeSession } from '../abr/qoe.js';
 import type { Arm, ChunkRecord, Phase, SessionQoE } from '../abr/records.js';
@@ -29,6 +35,11 @@ export class QoeCollector {
   private stallCount = 0;
   private stallTotalMs = 0;
   private sought = false;
+  private mediaErrorCount = 0;
+  /** Set by a media error until playback goes on again: the player's rebuild, not the user, seeks meanwhile. */
+  private recovering = false;
+  /** `played` ranges of the element before it was last emptied. */
+  private readonly playedBefore: [number, number][] = [];
   private readonly chunkList: ChunkRecord[] = [];
 
   constructor(
@@ -41,6 +52,8 @@ export class QoeCollector {
     video.addEventListener('seeked', () => this.onSeeked());
     video.addEventListener('waiting', () => this.onWaiting());
     video.addEventListener('playing', () => this.endStall());
+    video.addEventListener('error', () => this.onMediaError());
+    video.addEventListener('emptied', () => this.playedBefore.push(...this.playedNow()));
   }
 
   get phase(): Phase {
@@ -68,8 +81,7 @@ export class QoeCollector {
   }
 
   qoe(): SessionQoE {
-    const played: [number, number][] = [];
-    for (let i = 0; i < this.video.played.length; i++) played.push([this.video.played.start(i), this.video.played.end(i)]);
+    const played = [...this.playedBefore, ...this.playedNow()];
     const stallMs = this.stallStartMs === null ? this.stallTotalMs : this.stallTotalMs + (this.now() - this.stallStartMs);
     return summarizeSession({
       arm: this.info.arm,
@@ -81,7 +93,14 @@ export class QoeCollector {
       rebufferCount: this.stallCount,
       rebufferS: stallMs / 1000,
       playedRanges: played,
+      mediaErrors: this.mediaErrorCount,
     });
+  }
+
+  private playedNow(): [number, number][] {
+    const out: [number, number][] = [];
+    for (let i = 0; i < this.video.played.length; i++) out.push([this.video.played.start(i), this.video.played.end(i)]);
+    return out;
   }
 
   private awaitFrame(): void {
@@ -100,8 +119,8 @@ export class QoeCollector {
   }
 
   private onSeeking(): void {
-    // dash.js may set the start position before the first frame: not a user seek.
-    if (this.firstFrameMs === null) return;
+    // dash.js may set the start position before the first frame, or seek back after a rebuild: not a user seek.
+    if (this.firstFrameMs === null || this.recovering) return;
     this.endStall();
     this.sought = true;
     if (this.currentPhase === 'playing') {
@@ -121,7 +140,18 @@ export class QoeCollector {
     this.events.rebuffer?.();
   }
 
+  private onMediaError(): void {
+    this.mediaErrorCount++;
+    if (this.currentPhase !== 'playing') return;
+    this.recovering = true;
+    if (this.stallStartMs !== null) return;
+    this.stallStartMs = this.now();
+    this.stallCount++;
+    this.events.rebuffer?.();
+  }
+
   private endStall(): void {
+    this.recovering = false;
     if (this.stallStartMs === null) return;
     this.stallTotalMs += this.now() - this.stallStartMs;
     this.stallStartMs = null;

@@ -61,6 +61,15 @@ describe('session QoE summary', () => {
     ]);
   });
 
+  test('ranges played twice (a rebuilt media element plays a stretch again) count once', () => {
+    const played = playedSegments({ chunks, segmentDurationS: 2, ssim: null, playedRanges: [[0, 3], [2.5, 5], [1, 2]] });
+    expect(played.map((p) => [p.index, p.playedS])).toEqual([
+      [0, 2],
+      [1, 2],
+      [2, 1],
+    ]);
+  });
+
   test('nothing played: bitrate 0, quality and throughputs null', () => {
     const q = summarizeSession({ arm: 'control', config: {}, chunks: [], segmentDurationS: 2, ssim: null, playDelayS: null, rebufferCount: 0, rebufferS: 0, playedRanges: [] });
     expect(q).toMatchObject({ avgBitrateKbps: 0, avgQuality: null, switchCount: 0, initialThroughputKbps: null, chunkThroughputKbps: null });

@@ -37,6 +37,32 @@ function setup() {
 }
 
 describe('QoeCollector', () => {
+  test('a media error (dash.js rebuilds the MediaSource and seeks back): a rebuffer until playing, no user seek, what was played before is kept', () => {
+    const { video, events, collector, advance } = setup();
+    collector.playRequested();
+    video.presentFrame();
+    video.playedRanges = [[0, 20]];
+    advance(20_000);
+    video.fire('error');
+    video.fire('emptied'); // the element forgets `played`
+    video.playedRanges = [];
+    advance(3000);
+    video.seeking = true;
+    video.fire('seeking'); // the rebuild seeks back to 20 s
+    video.seeking = false;
+    video.fire('seeked');
+    expect(collector.phase).toBe('playing');
+    advance(1000);
+    video.fire('playing');
+    video.playedRanges = [[20, 24]];
+    const q = collector.qoe();
+    expect(q).toMatchObject({ rebufferCount: 1, mediaErrors: 1 });
+    expect(q.rebufferS).toBeCloseTo(4, 9);
+    expect(events).toEqual(['first-frame', 'rebuffer']);
+    expect(collector.qoe().mediaErrors).toBe(1);
+  });
+
+
   test('play delay: from the play request to the first presented frame; the phase follows', () => {
     const { video, events, collector, advance } = setup();
     collector.playRequested(900); // the click, before segments.json was fetched
