@@ -212,6 +212,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
   const arms = s.arms;
   const link = result.config.link as { queueBytes: number; bdpBytes: number; measuredIdleRtt: { avgMs: number; minMs: number; maxMs: number } | null };
   const failed = result.trials.filter((t) => t.error !== null);
+  const thesis = s.thesisComparison;
   const lines: string[] = [];
   lines.push(`# Lab report: ${s.name}`, '');
   if (s.description) lines.push(s.description, '');
@@ -234,18 +235,18 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     '## Summary',
     '',
     'Video metrics come from the experiment without a neighbour (the video on its own); each neighbour metric from its own experiment, over the window named.',
-    'Mean [95% CI] (n); the change is against control. Thesis = Spang 2023, section 2.6 (Sammy vs production).',
+    `Mean [95% CI] (n); the change is against control.${thesis ? ' Thesis = Spang 2023, section 2.6 (Sammy vs production).' : ''}`,
     '',
-    `| metric | window | ${arms.map((a) => a).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => `${a} vs control`).join(' | ')} | thesis (Sammy) |`,
-    `| --- | --- | ${arms.map(() => '---').join(' | ')} | ${arms.filter((a) => a !== 'control').map(() => '---').join(' | ')} | --- |`,
+    `| metric | window | ${arms.map((a) => a).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => `${a} vs control`).join(' | ')} |${thesis ? ' thesis (Sammy) |' : ''}`,
+    `| --- | --- | ${arms.map(() => '---').join(' | ')} | ${arms.filter((a) => a !== 'control').map(() => '---').join(' | ')} |${thesis ? ' --- |' : ''}`,
   );
   for (const metric of Object.keys(METRIC_LABELS)) {
     const row = arms.map((a) => result.summary[a]?.[metric]);
     if (row.every((x) => !x || x.n === 0)) continue;
     const w = KIND_OF_METRIC[metric] ? windowText(s, KIND_OF_METRIC[metric]!) : 'whole session';
-    const thesis = THESIS_LAB_CHANGE_PCT[metric];
+    const thesisPct = THESIS_LAB_CHANGE_PCT[metric];
     lines.push(
-      `| ${METRIC_LABELS[metric]} | ${w} | ${row.map(cell).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => pct(result.summary[a]?.[metric]?.changeVsControlPct)).join(' | ')} | ${thesis === undefined ? '' : pct(thesis)} |`,
+      `| ${METRIC_LABELS[metric]} | ${w} | ${row.map(cell).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => pct(result.summary[a]?.[metric]?.changeVsControlPct)).join(' | ')} |${thesis ? ` ${thesisPct === undefined ? '' : pct(thesisPct)} |` : ''}`,
     );
   }
   const files = figures(result, arms);
@@ -312,6 +313,8 @@ export function readResult(dir: string): LabResult {
   if (typeof result?.config?.scenario !== 'object' || !Array.isArray(result.trials)) {
     throw new LabError('LAB_BAD_RESULT', `${file} is not a lab result: it has no config.scenario or no trials`);
   }
+  // Results written before scenarios said whether they reproduce the thesis's lab: only thesis-2.6 did.
+  result.config.scenario.thesisComparison ??= result.config.scenario.name === 'thesis-2.6';
   return result;
 }
 

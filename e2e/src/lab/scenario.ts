@@ -19,6 +19,8 @@ export type Experiment = Neighbour & { arms: Arm[] | null };
 export interface Scenario {
   name: string;
   description: string;
+  /** The report sets Sammy's changes beside the thesis's lab (section 2.6): only for a scenario that reproduces it. */
+  thesisComparison: boolean;
   link: {
     /** A constant bottleneck (tbf); null on a trace link. */
     rateMbps: number | null;
@@ -163,7 +165,7 @@ function linkTrace(link: Obj, scenarioDir: string): LinkTrace {
 
 /** Validates a parsed scenario and fills defaults; `scenarioDir` is where a trace's relative path starts. */
 export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR): Scenario {
-  const o = obj('scenario', json, ['name', 'description', 'link', 'media', 'session', 'player', 'server', 'neighbours', 'arms', 'trials']);
+  const o = obj('scenario', json, ['name', 'description', 'thesisComparison', 'link', 'media', 'session', 'player', 'server', 'neighbours', 'arms', 'trials']);
   const link = obj('link', o.link, ['rateMbps', 'trace', 'calibrationS', 'rttMs', 'queue', 'shapeUpstream', 'burstBytes']);
   if ((link.rateMbps === undefined) === (link.trace === undefined)) {
     bad('link', link, 'exactly one of rateMbps (a constant rate, tbf) and trace (a mahimahi or JSON steps file)');
@@ -200,6 +202,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   return {
     name: str(o, 'scenario', 'name'),
     description: typeof o.description === 'string' ? o.description : '',
+    thesisComparison: bool(o, 'scenario', 'thesisComparison', false),
     link: {
       rateMbps: trace === null ? num(link, 'link', 'rateMbps', 0.1, 10_000) : null,
       trace,
