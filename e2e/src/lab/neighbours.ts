@@ -239,7 +239,7 @@ export interface NeighbourKindSpec<N extends Neighbour> {
   start?(n: N, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour>;
   /**
    * Or: a second player session of this arm beside the main one, at its window's start.
-   * The runner starts it, from a second server (the runner owns the browser).
+   * The runner starts it, from a second server, in a Chromium process of its own.
    */
   playerSession?(n: N): { arm: Arm };
   /** Its metrics from what the session left (empty when it measured nothing). */

@@ -102,6 +102,7 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   let server: VideoServer | null = null;
   let neighbourServer: VideoServer | null = null;
   let browser: Browser | null = null;
+  let neighbourBrowser: Browser | null = null;
   let session: RunningSession | null = null;
   let neighbourSession: RunningSession | null = null;
   let running: RunningNeighbour | null = null;
@@ -111,12 +112,15 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   const queue = s.link.trace ? startDelayLineQueueMonitor(topo.delayLine!, () => originMs) : startQueueMonitor(topo.ns.router, topo.bottleneckDev, () => originMs);
   // A trace link starts its trace again at every play request, so every arm meets the same network.
   const onPlayRequest = s.link.trace ? async () => void (traceStartMs = await restartTrace(topo.delayLine!)) : undefined;
-  const undefer = deferCleanup(async () => browser?.close());
+  const undefer = deferCleanup(async () => void (await Promise.all([browser?.close(), neighbourBrowser?.close()])));
   try {
     server = await startVideoServer(topo, { ...serverOpts, logFile: join(logDir, `${tag}.server.log`) });
     const second = neighbourKind(n.kind).playerSession?.(n) ?? null;
     if (second) neighbourServer = await startVideoServer(topo, { ...serverOpts, port: NEIGHBOUR_VIDEO_PORT, logFile: join(logDir, `${tag}.neighbour-server.log`) });
     browser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
+    // A neighbour video gets its own Chromium process, started now so that it is ready at its window: its page's
+    // decoding and JavaScript then run apart from the measured page's (the CPU load is recorded per session).
+    if (second) neighbourBrowser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
     session = await startSession(browser, {
       baseUrl: server.url, arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS,
       resetHistory: historyReset, storageState: perArm ? ctx.armStorage.get(arm) : undefined, onPlayRequest,
@@ -135,7 +139,7 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
       record.window = { startS, endS };
       await sleep(window.startMs - Date.now());
       if (second) {
-        neighbourSession = await startSession(browser, { baseUrl: neighbourServer!.url, arm: second.arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS, resetHistory: true });
+        neighbourSession = await startSession(neighbourBrowser!, { baseUrl: neighbourServer!.url, arm: second.arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS, resetHistory: true });
       } else {
         running = await startNeighbour(n, topo, ctx.labtools, (window.endMs - Date.now()) / 1000);
       }
@@ -155,6 +159,7 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
     if (running) await running.finish({ startMs: originMs, endMs: Date.now(), startS: 0, endS: 0 }).catch(() => null);
     if (session) record.session = await session.finish().catch(() => null);
     await browser?.close().catch(() => {});
+    await neighbourBrowser?.close().catch(() => {});
     undefer();
     record.queue = queue.stop();
     record.cpu = cpu.stop();
