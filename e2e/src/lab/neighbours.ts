@@ -187,24 +187,25 @@ function bytesAt(samples: Array<[number, number]>, t: number): number {
   return prev[1];
 }
 
-function udpMetrics(raw: UdpRaw, windowMs: number): NeighbourMetrics {
-  const owd = raw.packets.filter(([t]) => t >= 0 && t <= windowMs).map(([, d]) => d);
+function udpMetrics(raw: UdpRaw, fromMs: number, toMs: number, whole: boolean): NeighbourMetrics {
+  const owd = raw.packets.filter(([t]) => t >= fromMs && t <= toMs).map(([, d]) => d);
   const sorted = [...owd].sort((a, b) => a - b);
   return {
     udpOwdMs: owd.length ? owd.reduce((a, b) => a + b, 0) / owd.length : undefined,
     udpOwdP95Ms: sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(0.95 * sorted.length))] : undefined,
-    udpLossPct: raw.sent > 0 ? Math.max(0, (100 * (raw.sent - raw.packets.length)) / raw.sent) : undefined,
+    // Loss over the whole window only: the sender reports its total, not when each datagram left.
+    udpLossPct: raw.sent > 0 && whole ? Math.max(0, (100 * (raw.sent - raw.packets.length)) / raw.sent) : undefined,
   };
 }
 
-function tcpMetrics(raw: TcpRaw, windowMs: number): NeighbourMetrics {
+function tcpMetrics(raw: TcpRaw, fromMs: number, toMs: number): NeighbourMetrics {
   if (raw.samples.length === 0) return {};
-  const bytes = bytesAt(raw.samples, windowMs) - bytesAt(raw.samples, 0);
-  return { tcpThroughputMbps: (bytes * 8) / (windowMs / 1000) / 1e6 };
+  const bytes = bytesAt(raw.samples, toMs) - bytesAt(raw.samples, fromMs);
+  return { tcpThroughputMbps: (bytes * 8) / ((toMs - fromMs) / 1000) / 1e6 };
 }
 
-function httpMetrics(raw: HttpRaw, windowMs: number): NeighbourMetrics {
-  const done = raw.requests.filter(([t, ms]) => t >= 0 && t + ms <= windowMs).map(([, ms]) => ms);
+function httpMetrics(raw: HttpRaw, fromMs: number, toMs: number): NeighbourMetrics {
+  const done = raw.requests.filter(([t, ms]) => t >= fromMs && t + ms <= toMs).map(([, ms]) => ms);
   return { httpResponseMs: done.length ? done.reduce((a, b) => a + b, 0) / done.length : undefined, httpRequests: done.length };
 }
 
@@ -224,6 +225,8 @@ export interface NeighbourOutcome {
   raw: NeighbourRaw | null;
   /** The window's length; null when the session failed before it. */
   windowMs: number | null;
+  /** Measure only a part of the window, in ms after its start (default: all of it). */
+  part?: { fromMs: number; toMs: number };
   /** A second video session's result. */
   session: SessionResult | null;
 }
@@ -252,8 +255,13 @@ export interface NeighbourKindSpec<N extends Neighbour> {
   describe?(m: NeighbourMetrics): string;
 }
 
-function fromRaw<R extends NeighbourRaw>(kind: R['kind'], metrics: (raw: R, windowMs: number) => NeighbourMetrics) {
-  return (o: NeighbourOutcome): NeighbourMetrics => (o.raw?.kind === kind && o.windowMs !== null ? metrics(o.raw as R, o.windowMs) : {});
+function fromRaw<R extends NeighbourRaw>(kind: R['kind'], metrics: (raw: R, fromMs: number, toMs: number, whole: boolean) => NeighbourMetrics) {
+  return (o: NeighbourOutcome): NeighbourMetrics => {
+    if (o.raw?.kind !== kind || o.windowMs === null) return {};
+    const fromMs = Math.max(0, o.part?.fromMs ?? 0);
+    const toMs = Math.min(o.windowMs, o.part?.toMs ?? o.windowMs);
+    return toMs > fromMs ? metrics(o.raw as R, fromMs, toMs, o.part === undefined) : {};
+  };
 }
 
 /** Every neighbour kind; the order is the order of the report's rows and of the summary. */

@@ -207,6 +207,51 @@ function experimentsLines(result: LabResult, arms: string[]): string[] {
   return lines;
 }
 
+/** The labels of the metrics measured per window (windows.ts), in the order shown. */
+const WINDOW_METRIC_LABELS: Record<string, string> = {
+  chunkThroughputKbps: 'chunk throughput, playing-phase chunks requested in the window (kbps)',
+  chunkThroughputMultiple: 'chunk throughput / top bitrate (x)',
+  paceMultiple: 'requested pace rate (rtp) / top bitrate (x)',
+  chunkBitrateKbps: 'mean bitrate of the chunks requested (kbps)',
+  videoRttMs: METRIC_LABELS.videoRttMs!,
+  retransPct: METRIC_LABELS.retransPct!,
+  queueDelayMs: 'bottleneck queueing delay (ms)',
+  ...Object.fromEntries(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].metrics.map((m) => [m.name, m.label]))),
+};
+
+/** Steady-state scenarios: each experiment's metrics in the startup fill and in the steady state. */
+function windowLines(result: LabResult, arms: string[]): string[] {
+  const byWindow = result.summaryByWindow;
+  const fraction = result.config.scenario.session.steadyFromBufferFraction;
+  if (!byWindow || !fraction) return [];
+  const target = result.config.scenario.player.maxBufferS;
+  const lines = [
+    '## Startup fill and steady state',
+    '',
+    `Each session is measured in two windows: the startup fill, from playback start until its buffer first held ${fraction} x the ${target} s target (${num(fraction * target, 1)} s), and the steady state, from then to the session's end. Mean [95% CI] (n) over the sessions of each window.`,
+    '',
+    `| arm | sessions that reached the steady state | its start, s after playback start (mean, range) |`,
+    '| --- | --- | --- |',
+  ];
+  for (const arm of arms) {
+    const of = result.trials.filter((t) => t.arm === arm && t.windows !== undefined);
+    const starts = of.flatMap((t) => (t.windows?.steady ? [t.windows.steady.fromS] : []));
+    lines.push(`| ${arm} | ${starts.length} of ${of.length} | ${starts.length ? `${num(mean(starts), 1)} (${num(Math.min(...starts), 1)}–${num(Math.max(...starts), 1)})` : '–'} |`);
+  }
+  lines.push('');
+  for (const [name, summary] of Object.entries(byWindow.steady ?? {})) {
+    const fill = byWindow.fill?.[name];
+    lines.push(`### ${experimentTitle(result.config.scenario, name)}`, '', `| metric | ${arms.map((a) => `fill: ${a}`).join(' | ')} | ${arms.map((a) => `steady: ${a}`).join(' | ')} |`, `| --- | ${arms.map(() => '---').join(' | ')} | ${arms.map(() => '---').join(' | ')} |`);
+    for (const [metric, label] of Object.entries(WINDOW_METRIC_LABELS)) {
+      const row = [...arms.map((a) => fill?.[a]?.[metric]), ...arms.map((a) => summary[a]?.[metric])];
+      if (row.every((x) => !x || x.n === 0)) continue;
+      lines.push(`| ${label} | ${row.map(cell).join(' | ')} |`);
+    }
+    lines.push('');
+  }
+  return lines;
+}
+
 /** The setup table's bottleneck row. */
 function bottleneckText(s: Scenario, link: { queueBytes: number; bdpBytes: number }): string {
   const queue = `droptail queue ${link.queueBytes} B (${(link.queueBytes / link.bdpBytes).toFixed(2)} x BDP of ${Math.round(link.bdpBytes)} B`;
@@ -299,7 +344,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
   lines.push('', '## Figures', '');
   for (const name of Object.keys(files)) lines.push(`![${name}](${name})`, '');
   lines.push('## Per experiment', '');
-  lines.push(...experimentsLines(result, arms));
+  lines.push(...experimentsLines(result, arms), ...windowLines(result, arms));
   for (const [name, summary] of Object.entries(result.summaryByNeighbour)) {
     lines.push(`### ${experimentTitle(s, name)}`, '', `| metric | ${arms.join(' | ')} |`, `| --- | ${arms.map(() => '---').join(' | ')} |`);
     for (const metric of Object.keys(METRIC_LABELS)) {

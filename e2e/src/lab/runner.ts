@@ -29,6 +29,7 @@ import { fixed } from './stats.js';
 import { createTopology, destroyTopology, measureIdleRtt, setBottleneckQueue, setServerTrains, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
 import { calibrateTraceLink, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from './trace-link.js';
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
+import { phaseWindows } from './windows.js';
 import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
 /** The result's types live in result.ts (the report reads them too); re-exported for the tests. */
@@ -178,6 +179,11 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
   Object.assign(metrics, neighbourKind(n.kind).measure({ raw: record.neighbourRaw, windowMs, session: record.neighbourSession }));
   Object.assign(metrics, outageMetrics(ctx.schedule, record, playS), cpuMetrics(record.cpu ?? []));
   record.metrics = metrics;
+  const fraction = s.session.steadyFromBufferFraction;
+  if (fraction !== null) {
+    const topBitrateKbps = Math.max(...ctx.media.sidecar.representations.map((r) => r.bitrateKbps));
+    record.windows = phaseWindows(record, { maxBufferS: s.player.maxBufferS, fraction, playS, topBitrateKbps, rateMbps: linkRateMbps(s.link) });
+  }
   // The browser storage is carried in memory only; result.json keeps the measurements.
   for (const r of [record.session, record.neighbourSession]) if (r) delete r.storageState;
   return record;
@@ -191,6 +197,10 @@ function describe(r: TrialRecord): string {
     `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${fixed(m.avgBitrateKbps, 0)} kbps`,
   ];
   if (m.mediaErrors) parts.push(`${m.mediaErrors} media error(s)`);
+  if (r.windows !== undefined) {
+    const steady = r.windows?.steady;
+    parts.push(steady ? `steady from ${fixed(steady.fromS, 1)} s: chunk ${fixed(steady.metrics.chunkThroughputMultiple, 2)}x top${steady.metrics.udpOwdMs === undefined ? '' : `, udp owd ${fixed(steady.metrics.udpOwdMs, 2)} ms`}` : 'the buffer never reached the steady-state level');
+  }
   parts.push(`cpu ${fixed(m.cpuBusyPct, 0)}% (${fixed(m.cpuBusyUnnicedPct, 0)}% un-niced)${cpuBound(m) ? ' CPU-BOUND' : ''}`);
   if (m.resumedAfterOutage !== undefined) parts.push(m.resumedAfterOutage ? `played on ${fixed(m.outageResumeS)} s after the outage` : 'NOT playing after the outage');
   for (const kind of Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[]) {

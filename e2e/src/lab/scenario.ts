@@ -71,6 +71,12 @@ export interface Scenario {
     startupTimeoutS: number;
     /** Seconds of quiet between sessions, so the queue and the delay line drain. */
     gapS: number;
+    /**
+     * Steady-state scenarios: every session is also measured in two windows, the
+     * startup fill (until its buffer first holds this fraction of the buffer target)
+     * and the steady state (from then on); null: the whole session only.
+     */
+    steadyFromBufferFraction: number | null;
   };
   player: {
     /** The buffer target of every arm: it decides when the video's bytes cross the link, so what neighbours see. */
@@ -231,7 +237,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   if (trace !== null && link.shapeUpstream === true) bad('link.shapeUpstream', true, 'false on a trace link (the trace shapes server -> client only)');
   const queue = queueOf(link.queue ?? { bdp: 4 }, 'link.queue');
   const media = obj('media', o.media ?? {}, ['ladder', 'durationS']);
-  const session = obj('session', o.session ?? {}, ['playS', 'startupTimeoutS', 'gapS']);
+  const session = obj('session', o.session ?? {}, ['playS', 'startupTimeoutS', 'gapS', 'steadyFromBufferFraction']);
   const player = obj('player', o.player ?? {}, ['maxBufferS', 'config', 'history', 'warmupSessions', 'warmupPlayS']);
   const history = player.history ?? 'per-arm';
   if (history !== 'per-arm' && history !== 'per-session') bad('player.history', history, 'per-arm, per-session');
@@ -274,6 +280,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
       playS,
       startupTimeoutS: num(session, 'session', 'startupTimeoutS', 1, 600, 30),
       gapS: num(session, 'session', 'gapS', 0, 600, 2),
+      steadyFromBufferFraction: session.steadyFromBufferFraction === undefined || session.steadyFromBufferFraction === null ? null : num(session, 'session', 'steadyFromBufferFraction', 0.1, 1),
     },
     player: {
       maxBufferS,

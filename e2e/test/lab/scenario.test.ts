@@ -14,7 +14,8 @@ const minimal = {
 describe('parseScenario', () => {
   test('fills defaults', () => {
     const s = parseScenario(minimal);
-    expect(s.session).toEqual({ playS: 30, startupTimeoutS: 30, gapS: 2 });
+    expect(s.session).toEqual({ playS: 30, startupTimeoutS: 30, gapS: 2, steadyFromBufferFraction: null });
+    expect(() => parseScenario({ ...minimal, session: { steadyFromBufferFraction: 0 } })).toThrow(/session.steadyFromBufferFraction = 0 .*from 0.1 to 1/);
     expect(s.player).toEqual({ maxBufferS: 240, config: {}, history: 'per-arm', warmupSessions: 1, warmupPlayS: 5 });
     expect(parseScenario({ ...minimal, player: { history: 'per-session' } }).player.warmupSessions).toBe(0);
     expect(() => parseScenario({ ...minimal, player: { history: 'never' } })).toThrow(/player.history = "never"/);
