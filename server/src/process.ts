@@ -116,17 +116,19 @@ export interface ServerProcess {
 
 /**
  * Starts `npm run serve` with `args` (through `wrap`, e.g. inside a network namespace)
- * and waits for its `listening on` line.
+ * and waits for its `listening on` line. `cli` starts another entry that keeps the same
+ * contract instead (the edge's, `EDGE_CLI` in `@sammy/edge/edge`).
  */
 export async function startServer(o: {
   name?: string;
   args: string[];
+  cli?: string;
   cwd?: string;
   /** Rewrites the command, e.g. to `ip netns exec NS ...`. */
   wrap?: (cmd: string, args: string[]) => [string, string[]];
   timeoutMs?: number;
 }): Promise<ServerProcess> {
-  const node: [string, string[]] = [process.execPath, ['--import', 'tsx', SERVER_CLI, ...o.args]];
+  const node: [string, string[]] = [process.execPath, ['--import', 'tsx', o.cli ?? SERVER_CLI, ...o.args]];
   const [cmd, args] = o.wrap ? o.wrap(...node) : node;
   const p = start(o.name ?? 'server', cmd, args, o.cwd === undefined ? {} : { cwd: o.cwd });
   await waitForOutput(p, LISTENING_LINE, o.timeoutMs ?? 30_000);
