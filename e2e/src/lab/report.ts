@@ -174,6 +174,11 @@ function experimentTitle(s: Scenario, name: string): string {
   return `${name === e?.kind ? '' : `${name}: `}${neighbour}${settings ? `; ${settings}` : ''}`;
 }
 
+/** How the scenario's server makes bursts (results from before server.kind are the Node server's). */
+function burstText(s: Scenario): string {
+  return s.server.kind === 'ats-edge' ? "the edge's kernel trains" : `burst ${s.server.burstPackets} packets`;
+}
+
 /** An experiment's server and queue settings where they differ from the scenario's (older results have none). */
 function settingsText(s: Scenario, e: Scenario['neighbours'][number]): string {
   const parts: string[] = [];
@@ -192,7 +197,7 @@ function experimentsLines(result: LabResult, arms: string[]): string[] {
   const lines = [
     '## Experiments side by side',
     '',
-    `Mean [95% CI] (n) of each experiment's sessions; the scenario's own settings: burst ${s.server.burstPackets} packets, ${s.server.trainPackets ? `kernel trains of ${s.server.trainPackets} packets` : "the kernel's own trains"}, queue ${queueBytes(s.link)} B.`,
+    `Mean [95% CI] (n) of each experiment's sessions; the scenario's own settings: ${burstText(s)}, ${s.server.trainPackets ? `kernel trains of ${s.server.trainPackets} packets` : "the kernel's own trains"}, queue ${queueBytes(s.link)} B.`,
     '',
   ];
   for (const arm of arms) {
@@ -319,7 +324,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     `| propagation delay | RTT ${s.link.rttMs} ms from the TUN delay line (no netem on this kernel); idle ping ${link.measuredIdleRtt ? `${link.measuredIdleRtt.avgMs.toFixed(2)} ms avg (min ${link.measuredIdleRtt.minMs.toFixed(2)}, max ${link.measuredIdleRtt.maxMs.toFixed(2)})` : 'not measured'} |`,
     `| video | synthetic \`${s.media.ladder}\` ladder, ${s.media.durationS} s, rungs ${((result.config.media as { rungsKbps: number[] }).rungsKbps ?? []).join(', ')} kbps |`,
     `| player | buffer target ${s.player.maxBufferS} s for every arm; ${historyText(s.player)}; overrides ${JSON.stringify(s.player.config)} |`,
-    `| server | burst ${s.server.burstPackets} packets, congestion control ${s.server.congestionControl} |`,
+    `| server | ${s.server.kind === 'ats-edge' ? 'a Traffic Server edge (sammy_edge plugin) in front of a Node origin with --pacing off; ' : ''}${burstText(s)}, congestion control ${s.server.congestionControl} |`,
     `| session | ${s.session.playS} s of playback after the first frame |`,
     `| arms | ${arms.join(', ')} (order rotates per trial) |`,
     '',

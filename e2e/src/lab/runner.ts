@@ -11,6 +11,8 @@ import { cpus, release } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import type { Arm } from '@sammy/player/abr';
+import { buildPlugin } from '@sammy/edge/build';
+import { edgeUnavailableReason } from '@sammy/edge/edge';
 import { chromiumUnavailableReason, launchChromium } from '../browser.js';
 import { deferCleanup } from './cleanup.js';
 import { cpuBound, cpuMetrics, startCpuMonitor } from './cpu-monitor.js';
@@ -30,7 +32,7 @@ import { createTopology, destroyTopology, measureIdleRtt, setBottleneckQueue, se
 import { calibrateTraceLink, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from './trace-link.js';
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { phaseWindows } from './windows.js';
-import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
+import { edgeArgs, NEIGHBOUR_VIDEO_PORT, originArgs, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
 /** The result's types live in result.ts (the report reads them too); re-exported for the tests. */
 export type { LabResult, TrialMetrics, TrialRecord } from './result.js';
@@ -105,7 +107,7 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
     window: null, metrics: videoMetrics(null, [], [], linkRateMbps(s.link)), session: null, neighbourSession: null,
     telemetry: [], neighbourRaw: null, queue: [], cpu: [], error: null,
   };
-  const serverOpts = { mediaDir: ctx.media.dir, burstPackets: n.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
+  const serverOpts = { kind: s.server.kind, mediaDir: ctx.media.dir, burstPackets: n.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
   let server: VideoServer | null = null;
   let neighbourServer: VideoServer | null = null;
   let browser: Browser | null = null;
@@ -230,14 +232,23 @@ function writeSchedule(schedule: OpportunitySchedule, name: string): string {
   return path;
 }
 
+/** The video server's command lines as result.json records them (DIR: the run's folder; PORT: the origin's, chosen at start). */
+function videoServerConfig(s: Scenario, media: LabMedia | null): { args: string[]; originArgs?: string[] } {
+  if (media === null) return { args: [] };
+  const o = { kind: s.server.kind, mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
+  return s.server.kind === 'node' ? { args: serverArgs(o) } : { args: edgeArgs(o, 'http://127.0.0.1:PORT'), originArgs: originArgs(o) };
+}
+
 export async function runLab(o: RunOptions): Promise<LabResult> {
   const { scenario: s, outDir, log } = o;
-  const reason = labUnavailableReason();
+  const reason = labUnavailableReason() ?? (s.server.kind === 'ats-edge' ? edgeUnavailableReason() : null);
   if (reason) throw new LabError('LAB_UNAVAILABLE', reason);
   mkdirSync(outDir, { recursive: true });
   const swept = await sweepStaleNamespaces();
   if (swept.length > 0) log(`removed stale lab namespaces of dead runs: ${swept.join(', ')}`);
   const labtools = await buildLabtools();
+  // Built once here, not inside the first session (each edge then finds it built).
+  if (s.server.kind === 'ats-edge' && !o.calibrateOnly) await buildPlugin();
   // A calibration plays no video: it needs neither the media nor the page.
   const media = o.calibrateOnly ? null : await ensureLabMedia(s.media.ladder, s.media.durationS, log);
   if (!o.calibrateOnly) await ensurePlayerBuilt(log);
@@ -267,7 +278,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
         bottleneck: s.link.trace ? 'labtools delay: a droptail queue of queueBytes served at the trace\'s delivery opportunities (1500 B each), downlink only; no tbf' : 'tbf',
         delayLine: s.link.rttMs > 0 || s.link.trace ? 'labtools delay (TUN per direction, no netem on this kernel)' : 'none',
       },
-      server: { args: media === null ? [] : serverArgs({ mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT }), congestionControl: s.server.congestionControl },
+      server: { kind: s.server.kind, ...videoServerConfig(s, media), congestionControl: s.server.congestionControl },
       player: { requested: playerConfig(s), byArm: {} as Record<string, unknown> },
       media: { dir: media?.dir ?? null, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media?.sidecar.representations.map((r) => r.bitrateKbps) ?? [] },
       host: { kernel: release(), cpus: cpus().length, node: process.version },

@@ -29,6 +29,15 @@ export type Experiment = Neighbour & {
 /** The droptail queue at the bottleneck, in bandwidth-delay products (at the trace's mean rate on a trace link) or bytes. */
 export type Queue = { bdp: number } | { bytes: number };
 
+/**
+ * What serves the video in the server namespace: `node`, the Node server, pacing each
+ * response; `ats-edge`, a Traffic Server edge with the sammy_edge plugin (edge/),
+ * pacing each response, in front of a Node origin with --pacing off on the
+ * namespace's loopback. The player talks to the edge.
+ */
+export const SERVER_KINDS = ['node', 'ats-edge'] as const;
+export type ServerKind = (typeof SERVER_KINDS)[number];
+
 export interface ServerSettings {
   /** The server's `--burst-packets`. */
   burstPackets: number;
@@ -95,6 +104,7 @@ export interface Scenario {
   };
   /** `burstPackets` and `trainPackets` are every experiment's defaults. */
   server: ServerSettings & {
+    kind: ServerKind;
     /** Congestion control of the server namespace: `reno` or `bbr` (a namespace may only default to these here). */
     congestionControl: string;
     extraArgs: string[];
@@ -214,6 +224,17 @@ function neighbour(value: unknown, path: string, playS: number): Neighbour {
   return { kind, ...fields, ...(spec.windowed ? window(o, path, playS) : {}) } as Neighbour;
 }
 
+/** The edge has no burst knob (its trains are the kernel's; trainPackets sets them in the namespace): a burstPackets is a mistake. */
+function refuseBurstPackets(server: Obj, neighbours: unknown): void {
+  const accepted = "no value with server.kind ats-edge (the edge's trains are the kernel's: use trainPackets)";
+  if (server.burstPackets !== undefined) bad('server.burstPackets', server.burstPackets, accepted);
+  if (!Array.isArray(neighbours)) return;
+  neighbours.forEach((n, i) => {
+    const value = ((n as Obj | null)?.server as Obj | undefined)?.burstPackets;
+    if (value !== undefined) bad(`neighbours[${i}].server.burstPackets`, value, accepted);
+  });
+}
+
 /** `link.trace`: the file, relative to the scenario's folder, read with the simulator's parser. */
 function linkTrace(link: Obj, scenarioDir: string): LinkTrace {
   const file = str(link, 'link', 'trace');
@@ -241,7 +262,10 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   const player = obj('player', o.player ?? {}, ['maxBufferS', 'config', 'history', 'warmupSessions', 'warmupPlayS']);
   const history = player.history ?? 'per-arm';
   if (history !== 'per-arm' && history !== 'per-session') bad('player.history', history, 'per-arm, per-session');
-  const server = obj('server', o.server ?? {}, ['burstPackets', 'trainPackets', 'congestionControl', 'extraArgs']);
+  const server = obj('server', o.server ?? {}, ['kind', 'burstPackets', 'trainPackets', 'congestionControl', 'extraArgs']);
+  const kind = server.kind ?? 'node';
+  if (!SERVER_KINDS.includes(kind as ServerKind)) bad('server.kind', kind, SERVER_KINDS.join(', '));
+  if (kind === 'ats-edge') refuseBurstPackets(server, o.neighbours);
   const serverDefaults = serverSettings(server, 'server', { burstPackets: DEFAULT_SERVER_OPTIONS.burstPackets, trainPackets: null });
   const playS = num(session, 'session', 'playS', 1, 3600, 30);
   const maxBufferS = num(player, 'player', 'maxBufferS', 1, 3600, 240);
@@ -289,7 +313,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
       warmupSessions: history === 'per-arm' ? int(player, 'player', 'warmupSessions', 0, 10, 1) : 0,
       warmupPlayS: num(player, 'player', 'warmupPlayS', 1, 600, 5),
     },
-    server: { ...serverDefaults, congestionControl: cc, extraArgs: extraArgs as string[] },
+    server: { ...serverDefaults, kind: kind as ServerKind, congestionControl: cc, extraArgs: extraArgs as string[] },
     neighbours,
     arms,
     trials: int(o, 'scenario', 'trials', 1, 1000, 1),

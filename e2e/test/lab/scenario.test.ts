@@ -19,10 +19,30 @@ describe('parseScenario', () => {
     expect(s.player).toEqual({ maxBufferS: 240, config: {}, history: 'per-arm', warmupSessions: 1, warmupPlayS: 5 });
     expect(parseScenario({ ...minimal, player: { history: 'per-session' } }).player.warmupSessions).toBe(0);
     expect(() => parseScenario({ ...minimal, player: { history: 'never' } })).toThrow(/player.history = "never"/);
-    expect(s.server).toEqual({ burstPackets: 4, trainPackets: null, congestionControl: 'reno', extraArgs: [] });
+    expect(s.server).toEqual({ kind: 'node', burstPackets: 4, trainPackets: null, congestionControl: 'reno', extraArgs: [] });
     expect(s.thesisComparison).toBe(false);
     expect(s.trials).toBe(1);
     expect(s.media.ladder).toBe('lab');
+  });
+
+  test('server.kind: the Node server by default, or a Traffic Server edge, which has no burst knob', () => {
+    expect(parseScenario({ ...minimal, server: { kind: 'ats-edge', trainPackets: 4 } }).server).toMatchObject({ kind: 'ats-edge', trainPackets: 4 });
+    expect(() => parseScenario({ ...minimal, server: { kind: 'nginx' } })).toThrow('scenario field server.kind = "nginx" is invalid: expected node, ats-edge');
+    expect(() => parseScenario({ ...minimal, server: { kind: 'ats-edge', burstPackets: 4 } })).toThrow(/server.burstPackets = 4 is invalid: expected no value with server.kind ats-edge/);
+    expect(() => parseScenario({ ...minimal, server: { kind: 'ats-edge' }, neighbours: [{ kind: 'none', server: { burstPackets: 40 } }] })).toThrow(
+      /neighbours\[0\].server.burstPackets = 40 is invalid/,
+    );
+  });
+
+  test('thesis-2.6-edge is thesis-2.6 through the edge, and nothing else', () => {
+    const edge = loadScenario('thesis-2.6-edge');
+    const node = loadScenario('thesis-2.6');
+    expect(edge.server.kind).toBe('ats-edge');
+    const { name: _e, description: _d, server: edgeServer, trials: edgeTrials, ...edgeRest } = edge;
+    const { name: _n, description: _m, server: nodeServer, trials: _t, ...nodeRest } = node;
+    expect(edgeRest).toEqual(nodeRest);
+    expect(edgeTrials).toBe(5);
+    expect({ ...edgeServer, kind: 'node' }).toEqual(nodeServer);
   });
 
   test('fills neighbour defaults (thesis section 2.6)', () => {
