@@ -82,6 +82,8 @@ struct session {
   TSCont timer_cont;
   TSAction timer;
   int fd;
+  /* The client, to tell that `fd` is still its connection when the drain timer fires. */
+  struct sockaddr_storage peer;
   /* A cap is (or may still be) set on the socket. */
   bool capped;
   /* The response whose tail is still leaving the socket. */
@@ -143,8 +145,14 @@ static void write_line(response *r) {
   TSTextLogObjectFlush(telemetry_log);
 }
 
+/* Whether the session's descriptor is still its client's connection (it is forgotten once it is not). */
+static bool socket_alive(session *s) {
+  if (s->fd >= 0 && !sammy_same_peer(s->fd, (const struct sockaddr *)&s->peer)) s->fd = -1;
+  return s->fd >= 0;
+}
+
 static void remove_cap(session *s) {
-  if (!s->capped || s->fd < 0) return;
+  if (!s->capped || !socket_alive(s)) return;
   int err = sammy_set_max_pacing_rate(s->fd, SAMMY_UNLIMITED_PACING_RATE);
   if (err != 0) {
     count(stats.setsockopt_errors);
@@ -153,14 +161,20 @@ static void remove_cap(session *s) {
   s->capped = false;
 }
 
-/* Ends the draining response: its line is written; `release` removes the cap (not when the next response sets its own). */
-static void finish_draining(session *s, bool release) {
+static bool read_last(session *s, response *r);
+
+/*
+ * Ends the draining response: its line is written (with TCP_INFO read now when
+ * `read_now`), and `release` removes the cap (not when the next response sets its own).
+ */
+static void finish_draining(session *s, bool read_now, bool release) {
   response *r = s->draining;
   if (r == NULL) return;
   if (s->timer != NULL) {
     TSActionCancel(s->timer);
     s->timer = NULL;
   }
+  if (read_now) read_last(s, r);
   write_line(r);
   if (release) remove_cap(s);
   s->draining = NULL;
@@ -168,7 +182,7 @@ static void finish_draining(session *s, bool release) {
 }
 
 static bool read_last(session *s, response *r) {
-  if (s->fd < 0) return false;
+  if (!socket_alive(s)) return false;
   sammy_tcp_info info;
   if (!sammy_read_tcp_info(s->fd, &info)) {
     count(stats.tcp_info_errors);
@@ -183,8 +197,13 @@ static bool read_last(session *s, response *r) {
 static void wait_for_drain(session *s) {
   response *r = s->draining;
   int64_t now = now_ns(CLOCK_MONOTONIC);
+  if (!socket_alive(s)) {
+    /* The connection is gone (its close ends the session next): touch nothing on this descriptor. */
+    finish_draining(s, false, false);
+    return;
+  }
   if (!read_last(s, r) || r->last.notsent_bytes == 0 || now - r->progress_ns > MAX_DRAIN_STALL_NS) {
-    finish_draining(s, true);
+    finish_draining(s, false, true);
     return;
   }
   if (r->last.notsent_bytes < r->last_notsent_bytes) r->progress_ns = now;
@@ -212,6 +231,8 @@ static session *session_of(TSHttpTxn txnp, int fd) {
   if (s != NULL) return s;
   s = TSmalloc(sizeof *s);
   *s = (session){.timer_cont = TSContCreate(on_timer, TSMutexCreate()), .timer = NULL, .fd = fd, .capped = false};
+  const struct sockaddr *peer = TSHttpTxnClientAddrGet(txnp);
+  if (peer != NULL) memcpy(&s->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
   TSContDataSet(s->timer_cont, s);
   TSUserArgSet(ssnp, ssn_arg, s);
   TSHttpSsnHookAdd(ssnp, TS_HTTP_SSN_CLOSE_HOOK, ssn_cont);
@@ -225,7 +246,7 @@ static int on_session_close(TSCont contp, TSEvent event, void *edata) {
     TSMutex mutex = TSContMutexGet(s->timer_cont);
     TSMutexLock(mutex);
     /* The connection is closing: the kernel sends what is left at the socket's cap; the line has the last TCP_INFO read. */
-    finish_draining(s, false);
+    finish_draining(s, false, false);
     TSMutexUnlock(mutex);
     TSContDestroy(s->timer_cont);
     TSfree(s);
@@ -301,13 +322,12 @@ static void on_transaction_close(TSHttpTxn txnp, response *r) {
   }
   TSMutex mutex = TSContMutexGet(s->timer_cont);
   TSMutexLock(mutex);
-  finish_draining(s, false);
+  finish_draining(s, true, false);
   s->draining = r;
   r->progress_ns = now_ns(CLOCK_MONOTONIC);
   r->last_notsent_bytes = UINT32_MAX;
   if (r->aborted) {
-    read_last(s, r);
-    finish_draining(s, true);
+    finish_draining(s, true, true);
   } else {
     wait_for_drain(s);
   }
@@ -409,11 +429,13 @@ static int own_socket(TSHttpTxn txnp) {
 }
 
 /* Sets this response's cap, or removes a cap an earlier response left, before any byte of it is written. */
-static void apply_rate(session *s, response *r) {
+static void apply_rate(session *s, int fd, response *r) {
   TSMutex mutex = TSContMutexGet(s->timer_cont);
   TSMutexLock(mutex);
+  /* The transaction's own descriptor: the session's, unless the drain timer found it gone. */
+  s->fd = fd;
   /* The previous response's tail is still leaving: this request ends its wait (its line is written now). */
-  finish_draining(s, r->rate_bytes_per_s == 0);
+  finish_draining(s, true, r->rate_bytes_per_s == 0);
   if (r->rate_bytes_per_s > 0) {
     int err = sammy_set_max_pacing_rate(s->fd, r->rate_bytes_per_s);
     if (err == 0) {
@@ -514,7 +536,7 @@ TSRemapStatus TSRemapDoRemap(void *ih, TSHttpTxn txnp, TSRemapRequestInfo *rri) 
     r->ssn = s;
     r->have_start = sammy_read_tcp_info(fd, &r->start);
     if (!r->have_start) count(stats.tcp_info_errors);
-    apply_rate(s, r);
+    apply_rate(s, fd, r);
   }
   count(r->applied_rate_kbps > 0 ? stats.paced : strcmp(r->pacing, "unavailable") == 0 ? stats.unavailable : stats.unpaced);
 

@@ -4,6 +4,7 @@
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #ifndef SO_MAX_PACING_RATE
@@ -32,4 +33,19 @@ bool sammy_read_tcp_info(int fd, sammy_tcp_info *out) {
   out->bytes_retrans = info.tcpi_bytes_retrans;
   out->max_pacing_rate_bytes_per_s = info.tcpi_max_pacing_rate;
   return true;
+}
+
+bool sammy_same_peer(int fd, const struct sockaddr *peer) {
+  struct sockaddr_storage now;
+  socklen_t length = sizeof now;
+  if (peer == NULL || getpeername(fd, (struct sockaddr *)&now, &length) != 0 || now.ss_family != peer->sa_family) return false;
+  if (peer->sa_family == AF_INET) {
+    const struct sockaddr_in *a = (const struct sockaddr_in *)&now, *b = (const struct sockaddr_in *)peer;
+    return a->sin_port == b->sin_port && a->sin_addr.s_addr == b->sin_addr.s_addr;
+  }
+  if (peer->sa_family == AF_INET6) {
+    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&now, *b = (const struct sockaddr_in6 *)peer;
+    return a->sin6_port == b->sin6_port && memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
+  }
+  return false;
 }

@@ -31,4 +31,12 @@ int sammy_set_max_pacing_rate(int fd, uint64_t rate_bytes_per_s);
 /* False when the kernel refuses, or returns fewer bytes than the last field read (kernels before 4.19). */
 bool sammy_read_tcp_info(int fd, sammy_tcp_info *out);
 
+struct sockaddr;
+
+/*
+ * Whether `fd` is still connected to `peer`: a descriptor read once may have been
+ * closed and its number given to another connection since.
+ */
+bool sammy_same_peer(int fd, const struct sockaddr *peer);
+
 #endif
