@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, stop, type ServerProcess } from '@sammy/server/process';
@@ -136,6 +137,43 @@ describeEdge('pacing through a Traffic Server edge', () => {
     const after = await measureUntil('paced after hostile input', () => timedGet(edge.port, '/media/big.m4s', { headers: { 'CMCD-Status': `rtp=${RTP_KBPS}` } }), within10);
     expect(after.rateAfterMarkBytesPerS / RATE_BYTES_PER_S).toBeGreaterThan(0.9);
   }, 90_000);
+
+  test('clients that vanish mid-response or before it: the edge keeps pacing the others, the line says aborted', async () => {
+    // A player that goes away 2 MB into a paced 10 MB response (a reset: the quickest way out).
+    const vanished = await new Promise<number>((resolve, reject) => {
+      let gone = false;
+      const req = http.get({ host: '127.0.0.1', port: edge.port, path: '/media/big.m4s', agent: false, headers: { 'CMCD-Status': `rtp=${RTP_KBPS}` } }, (res) => {
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (bytes > 2 * MB && !gone) {
+            gone = true;
+            resolve(res.socket.localPort!);
+            (res.socket as net.Socket).resetAndDestroy();
+          }
+        });
+        res.on('error', () => {});
+      });
+      req.on('error', (err) => gone || reject(err));
+    });
+    const line = await waitFor(() => readTelemetry(edgeLog).find((t) => t.remotePort === vanished) ?? null, 10_000);
+    expect(line).toMatchObject({ path: '/media/big.m4s', pacing: 'paced', aborted: true });
+    expect(line.bytes).toBeLessThan(10 * MB);
+    // 50 connections that send a request and reset at once.
+    await Promise.all(
+      Array.from({ length: 50 }, () => new Promise<void>((done) => {
+        const socket = net.connect(edge.port, '127.0.0.1', () => {
+          socket.write(requestHead('/media/small.m4s', 'CMCD-Status: rtp=5000\r\n'));
+          socket.resetAndDestroy();
+          done();
+        });
+        socket.on('error', () => done());
+      })),
+    );
+    const after = await measureUntil('paced after vanishing clients', () => timedGet(edge.port, '/media/big.m4s', { headers: { 'CMCD-Status': `rtp=${RTP_KBPS}` } }), within10);
+    expect(after.rateAfterMarkBytesPerS / RATE_BYTES_PER_S).toBeGreaterThan(0.9);
+    expect(after.rateAfterMarkBytesPerS / RATE_BYTES_PER_S).toBeLessThan(1.1);
+  }, 60_000);
 
   async function pollStat(name: string, good: (n: number) => boolean, timeoutMs: number): Promise<number> {
     const deadline = Date.now() + timeoutMs;
