@@ -3,7 +3,7 @@
  * temporary folder, in the foreground of this process. `startEdge` resolves once
  * the edge answers HTTP; `stop()` ends Traffic Server and removes the folder.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -76,6 +76,37 @@ function answers(host: string, port: number): Promise<boolean> {
   });
 }
 
+const FOLDER_PREFIX = 'sammy-edge-';
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the folders of edges whose command line died without cleaning up (SIGKILL):
+ * each folder's name carries its owner's pid. (Their Traffic Server got SIGTERM when
+ * its parent died.) Folders of other users are left alone.
+ */
+export function removeStaleFolders(dir = tmpdir()): string[] {
+  const removed: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const m = new RegExp(`^${FOLDER_PREFIX}(\\d+)-`).exec(name);
+    if (m === null || pidAlive(Number(m[1]))) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true });
+      removed.push(name);
+    } catch {
+      // another user's, or already gone
+    }
+  }
+  return removed;
+}
+
 function writeConfig(layout: AtsLayout, pluginPath: string, o: EdgeOptions): void {
   for (const dir of [layout.etc, layout.log, layout.run, layout.cache]) mkdirSync(dir, { recursive: true });
   for (const [path, text] of Object.entries(atsConfigFiles(layout, pluginPath, o))) writeFileSync(join(layout.root, path), text);
@@ -106,7 +137,8 @@ export async function startEdge(input: EdgeOptionsInput): Promise<RunningEdge> {
   if (reason !== null) throw new EdgeError('SAMMY_EDGE_UNAVAILABLE', reason);
   const pluginPath = await buildPlugin();
   const options = { ...requested, port: requested.port === 0 ? await freePort(requested.host) : requested.port };
-  const layout = atsLayout(mkdtempSync(join(tmpdir(), 'sammy-edge-')));
+  removeStaleFolders();
+  const layout = atsLayout(mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`)));
   const remove = (): void => rmSync(layout.root, { recursive: true, force: true });
   let child: Managed;
   try {

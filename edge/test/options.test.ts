@@ -1,6 +1,10 @@
-// The edge's options and the Traffic Server configuration written from them.
+// The edge's options, the Traffic Server configuration written from them, and its folder.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseEdgeCli } from '../src/args.js';
 import { atsConfigFiles, atsLayout, portDescriptor } from '../src/ats-config.js';
+import { removeStaleFolders } from '../src/edge.js';
 import { DEFAULT_EDGE_OPTIONS, EdgeError, resolveEdgeOptions } from '../src/options.js';
 
 const refusal = (f: () => unknown): string => {
@@ -67,5 +71,19 @@ describe('the Traffic Server configuration', () => {
     expect(portDescriptor('::', 80)).toBe('80:ipv6');
     expect(portDescriptor('::1', 80)).toBe('80:ipv6:ip-in=::1');
     expect(portDescriptor('127.0.0.1', 80)).toBe('80:ip-in=127.0.0.1');
+  });
+});
+
+describe('leftover folders', () => {
+  test("a dead edge's folder is removed, a live one's and other folders are kept", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sammy-edge-sweep-'));
+    try {
+      // A pid above the kernel's pid_max is never alive.
+      for (const name of ['sammy-edge-99999999-abc', `sammy-edge-${process.pid}-def`, 'sammy-edge-xyz', 'other']) mkdirSync(join(dir, name));
+      expect(removeStaleFolders(dir)).toEqual(['sammy-edge-99999999-abc']);
+      expect(readdirSync(dir).sort()).toEqual(['other', `sammy-edge-${process.pid}-def`, 'sammy-edge-xyz'].sort());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
