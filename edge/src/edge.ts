@@ -9,7 +9,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sleep, start, stop, type Managed } from '@sammy/server/process';
+import { pidAlive, sleep, start, stop, type Managed } from '@sammy/server/process';
 import { ATS_BINDIR, atsConfigFiles, atsLayout, STATS_PATH, type AtsLayout } from './ats-config.js';
 import { buildPlugin, buildUnavailableReason } from './build.js';
 import { EdgeError, resolveEdgeOptions, type EdgeOptions, type EdgeOptionsInput } from './options.js';
@@ -77,15 +77,6 @@ function answers(host: string, port: number): Promise<boolean> {
 }
 
 const FOLDER_PREFIX = 'sammy-edge-';
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes the folders of edges whose command line died without cleaning up (SIGKILL):

@@ -68,6 +68,16 @@ export function start(name: string, cmd: string, args: string[], opts: { cwd?: s
   return managed;
 }
 
+/** Whether a process exists (one of another user's counts: the kernel says EPERM, not ESRCH). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
