@@ -7,7 +7,8 @@
  *   after it, each within [2.9x, 11x] of the top bitrate (or at the Eq. 2.1 floor),
  *   equal to what the core computes from the recorded buffer, and the server applied
  *   exactly those rates (its log and its Server-Timing header);
- * - control sends no rtp; fixed4x sends 4x the top bitrate; dashjs-rtp sends dash.js's own.
+ * - control sends no rtp; fixed4x sends 4x the top bitrate; dashjs-rtp sends dash.js's own,
+ *   which the server's spiral guard raises to 2.5x the top bitrate (never a Sammy request).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -54,6 +55,14 @@ const rtpOfHeader = (headers: Record<string, string>): number | null => {
   const m = /(?:^|,)\s*rtp=(\d+)/.exec(headers['cmcd-status'] ?? '');
   return m ? Number(m[1]) : null;
 };
+/** CMCD `tb` as sent (dash.js writes it in CMCD-Object). */
+const tbOfHeader = (headers: Record<string, string>): number | null => {
+  const m = /(?:^|,)\s*tb=(\d+)/.exec(headers['cmcd-object'] ?? '');
+  return m ? Number(m[1]) : null;
+};
+/** The server's defaults: rates clamped to [100, 10^7] kbps, the spiral guard on at 2.5x tb. */
+const clampKbps = (kbps: number) => Math.min(10_000_000, Math.max(100, kbps));
+const GUARD_MULTIPLIER = 2.5;
 
 /** One session on its own server (cached by `key`, so each test reads the same run). */
 async function run(arm: Arm, key: string = arm, extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'config' | 'playS' | 'act'>> = {}): Promise<ArmRun> {
@@ -98,24 +107,31 @@ function expectCommon(r: ArmRun): void {
 }
 
 /**
- * The server applied what each request asked for (clamped to its default [100, 10^7]
- * kbps), and told the page so. A path can be fetched more than once (an init segment
- * after a switch back, a segment after a seek): the n-th log line of a path is the
- * n-th request for it.
+ * The server applied what each request asked for (raised to the spiral guard's floor,
+ * 2.5x the `tb` it sent, when below it, then clamped to [100, 10^7] kbps), and told the
+ * page so. A path can be fetched more than once (an init segment after a switch back,
+ * a segment after a seek): the n-th log line of a path is the n-th request for it.
+ * Returns how many responses the guard raised.
  */
-function expectServerApplied(r: ArmRun): void {
-  const sent = new Map<string, (number | null)[]>();
-  for (const w of r.session.wire.filter((x) => isSegment(x.path))) sent.set(w.path, [...(sent.get(w.path) ?? []), rtpOfHeader(w.headers)]);
+function expectServerApplied(r: ArmRun): number {
+  const sent = new Map<string, { rtp: number | null; tb: number | null }[]>();
+  for (const w of r.session.wire.filter((x) => isSegment(x.path))) sent.set(w.path, [...(sent.get(w.path) ?? []), { rtp: rtpOfHeader(w.headers), tb: tbOfHeader(w.headers) }]);
   const lines = r.log.filter((l) => isSegment(l.path));
   expect(lines.length).toBeGreaterThanOrEqual(r.session.wire.filter((x) => isSegment(x.path)).length - 2); // one still in flight at the end may be cut
   const seen = new Map<string, number>();
+  let raised = 0;
   for (const l of lines) {
     const n = seen.get(l.path) ?? 0;
     seen.set(l.path, n + 1);
     expect(sent.get(l.path)?.length ?? 0, `${l.path} (#${n + 1}) in the log was sent by the page`).toBeGreaterThan(n);
-    expect(l.rtpKbps, l.path).toBe(sent.get(l.path)![n]);
-    expect(l.appliedRateKbps, l.path).toBe(l.rtpKbps === null ? null : Math.min(10_000_000, Math.max(100, l.rtpKbps)));
-    expect(l.pacing, l.path).toBe(l.rtpKbps === null ? 'unpaced' : 'paced');
+    const { rtp, tb } = sent.get(l.path)![n]!;
+    expect(l.rtpKbps, l.path).toBe(rtp);
+    const floor = rtp === null || tb === null ? null : Math.ceil(GUARD_MULTIPLIER * tb);
+    expect(l.guardFloorKbps, l.path).toBe(floor);
+    expect(l.guardRaised, l.path).toBe(floor !== null && floor > rtp!);
+    expect(l.appliedRateKbps, l.path).toBe(rtp === null ? null : clampKbps(Math.max(rtp, floor ?? 0)));
+    expect(l.pacing, l.path).toBe(rtp === null ? 'unpaced' : 'paced');
+    if (l.guardRaised) raised++;
   }
   // Server-Timing, as the page recorded it, against the log (unique chunk paths only).
   const once = new Map(lines.filter((l) => sent.get(l.path)!.length === 1).map((l) => [l.path, l]));
@@ -123,6 +139,7 @@ function expectServerApplied(r: ArmRun): void {
     const line = once.get(`/media/chunk-${c.rung}-${String(c.index + 1).padStart(5, '0')}.m4s`);
     if (line) expect(c.appliedRateKbps, `Server-Timing of ${line.path}`).toBe(line.appliedRateKbps);
   }
+  return raised;
 }
 
 test.describe.serial('player over loopback, every arm', () => {
@@ -208,7 +225,11 @@ test.describe.serial('player over loopback, every arm', () => {
 
   test('sammy: the server applied the same rates (its log and Server-Timing)', async () => {
     const r = await run('sammy');
-    expectServerApplied(r);
+    // The spiral guard never changes a Sammy request: its rtp is at least 2.9x the tb it sends.
+    expect(expectServerApplied(r)).toBe(0);
+    // dash.js sends tb with every media segment: the guard had a floor for each and stayed below the rtp.
+    const pacedChunks = r.log.filter((l) => l.pacing === 'paced' && l.path.includes('/chunk-'));
+    for (const l of pacedChunks) expect(l.guardFloorKbps, l.path).not.toBeNull();
     expect(r.log.filter((l) => l.pacing === 'paced').length).toBeGreaterThanOrEqual(6);
     expect(r.session.qoe.chunks.filter((c) => c.phase === 'playing').every((c) => c.appliedRateKbps === c.rtpKbps)).toBe(true);
   });
@@ -246,7 +267,11 @@ test.describe.serial('player over loopback, every arm', () => {
     expectCommon(r);
     const media = r.session.wire.filter((x) => x.path.includes('/chunk-'));
     expect(media.every((w) => rtpOfHeader(w.headers) !== null)).toBe(true);
-    expectServerApplied(r);
+    // dash.js's rtp follows the current bitrate and falls as the buffer grows: the spiral
+    // guard raises it to 2.5x the top bitrate it sends.
+    const raised = expectServerApplied(r);
+    console.log(`dashjs-rtp: the spiral guard raised ${raised} of ${r.log.filter((l) => l.pacing === 'paced').length} paced responses`);
+    expect(raised).toBeGreaterThan(0);
   });
 
   test('sammy: a seek to an unbuffered position restarts the unpaced initial phase until the next frame', async () => {
