@@ -12,9 +12,9 @@ import { summarizeSession } from '../abr/qoe.js';
 import { ARMS, type Arm } from '../abr/arms/index.js';
 import type { SessionQoE } from '../abr/records.js';
 import { startPlayback, type Playback, type SentRequest } from '../dashjs/adapter.js';
-import { DEFAULT_PLAYER_CONFIG, parseArm, resolvePlayerConfig, type PlayerConfig } from '../dashjs/player-config.js';
+import { DEFAULT_PLAYER_CONFIG, parseArm, resolvePlayerConfig, type PlayerConfig } from '../browser/player-config.js';
 import { LiveCharts } from './charts.js';
-import { localStorageStore } from './local-storage.js';
+import { localStorageStore } from '../browser/local-storage.js';
 
 export interface SammyPageApi {
   /** Resolves once the page can play (config valid, segments.json loaded); rejects with the reason otherwise. */

@@ -24,12 +24,12 @@ import type { InitialThroughputHistory } from '../abr/history.js';
 import { ladderFromSidecar, topRung, type Ladder } from '../abr/ladder.js';
 import type { ChunkRecord, Phase, SessionQoE } from '../abr/records.js';
 import { SammySession, type Decision } from '../abr/session.js';
-import { rtpOf, withRtp } from './cmcd-status.js';
-import { headerValue } from './headers.js';
-import { armParam, type PlayerConfig } from './player-config.js';
-import { QoeCollector } from './qoe-collector.js';
+import { rtpOf, withRtp } from '../browser/cmcd-status.js';
+import { headerValue } from '../browser/headers.js';
+import { armParam, type PlayerConfig } from '../browser/player-config.js';
+import { QoeCollector } from '../browser/qoe-collector.js';
 import { createSammyRule } from './sammy-rule.js';
-import { appliedRateKbps } from './server-timing.js';
+import { appliedRateKbps } from '../browser/server-timing.js';
 import { dashjsSettings } from './settings.js';
 
 /** The parts of dash.js's request objects the adapter reads (CommonMediaRequest + FragmentRequest). */

@@ -2,9 +2,9 @@
  * dash.js 5 settings per arm (why each: docs/dashjs.md). Pure: the adapter passes the
  * result to `player.updateSettings()`.
  */
-import { CmcdTransmissionMode } from '@svta/cml-cmcd';
+import { CMCD_KEYS, CmcdTransmissionMode } from '@svta/cml-cmcd';
 import { ARM_REGISTRY, dashjsBufferTimesS, type Arm } from '../abr/arms/index.js';
-import { cmcdKeysFor, type PlayerConfig } from './player-config.js';
+import type { PlayerConfig } from '../browser/player-config.js';
 
 /**
  * CMCD header mode. dash.js 5.2.1 compares `streaming.cmcd.mode` with
@@ -24,6 +24,11 @@ export const BUILT_IN_RULES = [
   'l2ARule',
   'loLPRule',
 ] as const;
+
+/** dash.js's CMCD keys: all of them, except `rtp` when we write it ourselves or send none. */
+export function cmcdKeysFor(arm: Arm): string[] {
+  return ARM_REGISTRY[arm].dashjsRtp ? [...CMCD_KEYS] : CMCD_KEYS.filter((k) => k !== 'rtp');
+}
 
 export interface DashjsSettings {
   debug: { logLevel: number };
