@@ -10,88 +10,49 @@
  * - control sends no rtp; fixed4x sends 4x the top bitrate; dashjs-rtp sends dash.js's own,
  *   which the server's spiral guard raises to 2.5x the top bitrate (never a Sammy request).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import type { Browser } from 'playwright-core';
-import type { ResponseTelemetry } from '@sammy/server/telemetry';
 import { buildPlayer } from '@sammy/player/build';
-import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, resolveSammyConfig, roundRtpKbps, type Arm, type SessionQoE } from '@sammy/player/abr';
+import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, resolveSammyConfig, roundRtpKbps, type Arm } from '@sammy/player/abr';
 import { chromiumUnavailableReason, launchChromium } from '../src/browser.js';
-import { ensureLabMedia, mediaDirFor, type LabMedia } from '../src/lab/media.js';
-import { runPlayerSession, startLoopbackServer, stopLoopbackServer, type PlayerSession } from '../src/player-loopback.js';
+import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
+import { runPlayerSession } from '../src/player-loopback.js';
+import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, runOnOwnServer, type SessionRun } from './player-checks.js';
 
 const FIXTURE_S = 24;
 
-/** Why this spec cannot run here: no Chromium, or no ffmpeg to encode the fixture (unless it is cached). */
-function unavailableReason(): string | null {
-  const chromium = chromiumUnavailableReason();
-  if (chromium) return chromium;
-  const cached = existsSync(join(mediaDirFor('lab', FIXTURE_S), 'segments.json'));
-  if (!cached && spawnSync('ffmpeg', ['-version'], { stdio: 'ignore' }).status !== 0) return 'ffmpeg not found, needed to encode the test video (sudo apt-get install -y ffmpeg)';
-  return null;
-}
-
-const reason = unavailableReason();
+const reason = loopbackUnavailableReason(FIXTURE_S);
 const MAX_BUFFER_S = 12;
 const CONFIG = { maxBufferS: MAX_BUFFER_S };
 const PLAY_S: Record<Arm, number> = { sammy: 14, control: 5, fixed4x: 5, 'dashjs-rtp': 5 };
 
-interface ArmRun {
-  session: PlayerSession;
-  log: ResponseTelemetry[];
-}
-
 let media: LabMedia;
 let workDir: string;
 let browser: Browser;
-const runs = new Map<string, ArmRun>();
+const runs = new Map<string, SessionRun>();
 let topKbps: number;
 
-const isSegment = (path: string) => /\/(chunk|init)-\d+(-\d+)?\.m4s$/.test(path);
-const rtpOfHeader = (headers: Record<string, string>): number | null => {
-  const m = /(?:^|,)\s*rtp=(\d+)/.exec(headers['cmcd-status'] ?? '');
-  return m ? Number(m[1]) : null;
-};
-/** CMCD `tb` as sent (dash.js writes it in CMCD-Object). */
-const tbOfHeader = (headers: Record<string, string>): number | null => {
-  const m = /(?:^|,)\s*tb=(\d+)/.exec(headers['cmcd-object'] ?? '');
-  return m ? Number(m[1]) : null;
-};
-/** The server's defaults: rates clamped to [100, 10^7] kbps, the spiral guard on at 2.5x tb. */
-const clampKbps = (kbps: number) => Math.min(10_000_000, Math.max(100, kbps));
-const GUARD_MULTIPLIER = 2.5;
-
 /** One session on its own server (cached by `key`, so each test reads the same run). */
-async function run(arm: Arm, key: string = arm, extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'config' | 'playS' | 'act'>> = {}): Promise<ArmRun> {
+async function run(arm: Arm, key: string = arm, extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'config' | 'playS' | 'act'>> = {}): Promise<SessionRun> {
   const cached = runs.get(key);
   if (cached) return cached;
-  const server = await startLoopbackServer({ mediaDir: media.dir, playerDir: join(workDir, 'player'), logFile: join(workDir, `${key}.jsonl`) });
-  let session: PlayerSession;
-  try {
-    session = await runPlayerSession(browser, { baseUrl: server.url, arm, config: CONFIG, playS: PLAY_S[arm], ...extra });
-  } catch (err) {
-    await stopLoopbackServer(server);
-    throw err;
-  }
-  const r = { session, log: await stopLoopbackServer(server) };
+  const r = await runOnOwnServer(browser, { mediaDir: media.dir, playerDir: join(workDir, 'player'), logFile: join(workDir, `${key}.jsonl`) }, (baseUrl) => ({
+    baseUrl,
+    arm,
+    config: CONFIG,
+    playS: PLAY_S[arm],
+    ...extra,
+  }));
   runs.set(key, r);
-  console.log(`${key}: session ${session.elapsedS.toFixed(1)} s, play delay ${session.qoe.playDelayS?.toFixed(3)} s, ${session.qoe.chunks.length} video chunks`);
+  console.log(`${key}: session ${r.session.elapsedS.toFixed(1)} s, play delay ${r.session.qoe.playDelayS?.toFixed(3)} s, ${r.session.qoe.chunks.length} video chunks`);
   return r;
 }
 
-function printTimeline(label: string, qoe: SessionQoE): void {
-  console.log(`${label} video chunks: t_request_s index rung phase buffer_before_s rtp_kbps applied_kbps measured_kbps`);
-  for (const c of qoe.chunks) {
-    const cells = [c.requestS?.toFixed(2), c.index, c.rung, c.phase, c.bufferBeforeS.toFixed(2), c.rtpKbps, c.appliedRateKbps, c.throughputKbps.toFixed(0)];
-    console.log(`  ${cells.map((x) => String(x).padStart(7)).join(' ')}`);
-  }
-}
-
 /** Every arm: playback starts; CMCD travels in headers, never in the query; the page saw no error. */
-function expectCommon(r: ArmRun): void {
+function expectCommon(r: SessionRun): void {
   const { session } = r;
   expect(session.pageErrors).toEqual([]);
   expect(session.qoe.playDelayS).toBeGreaterThan(0);
@@ -104,42 +65,6 @@ function expectCommon(r: ArmRun): void {
     expect(w.headers['cmcd-object'], w.path).toMatch(/br=/);
     expect(w.headers['cmcd-session'], w.path).toMatch(/sid=/);
   }
-}
-
-/**
- * The server applied what each request asked for (raised to the spiral guard's floor,
- * 2.5x the `tb` it sent, when below it, then clamped to [100, 10^7] kbps), and told the
- * page so. A path can be fetched more than once (an init segment after a switch back,
- * a segment after a seek): the n-th log line of a path is the n-th request for it.
- * Returns how many responses the guard raised.
- */
-function expectServerApplied(r: ArmRun): number {
-  const sent = new Map<string, { rtp: number | null; tb: number | null }[]>();
-  for (const w of r.session.wire.filter((x) => isSegment(x.path))) sent.set(w.path, [...(sent.get(w.path) ?? []), { rtp: rtpOfHeader(w.headers), tb: tbOfHeader(w.headers) }]);
-  const lines = r.log.filter((l) => isSegment(l.path));
-  expect(lines.length).toBeGreaterThanOrEqual(r.session.wire.filter((x) => isSegment(x.path)).length - 2); // one still in flight at the end may be cut
-  const seen = new Map<string, number>();
-  let raised = 0;
-  for (const l of lines) {
-    const n = seen.get(l.path) ?? 0;
-    seen.set(l.path, n + 1);
-    expect(sent.get(l.path)?.length ?? 0, `${l.path} (#${n + 1}) in the log was sent by the page`).toBeGreaterThan(n);
-    const { rtp, tb } = sent.get(l.path)![n]!;
-    expect(l.rtpKbps, l.path).toBe(rtp);
-    const floor = rtp === null || tb === null ? null : Math.ceil(GUARD_MULTIPLIER * tb);
-    expect(l.guardFloorKbps, l.path).toBe(floor);
-    expect(l.guardRaised, l.path).toBe(floor !== null && floor > rtp!);
-    expect(l.appliedRateKbps, l.path).toBe(rtp === null ? null : clampKbps(Math.max(rtp, floor ?? 0)));
-    expect(l.pacing, l.path).toBe(rtp === null ? 'unpaced' : 'paced');
-    if (l.guardRaised) raised++;
-  }
-  // Server-Timing, as the page recorded it, against the log (unique chunk paths only).
-  const once = new Map(lines.filter((l) => sent.get(l.path)!.length === 1).map((l) => [l.path, l]));
-  for (const c of r.session.qoe.chunks) {
-    const line = once.get(`/media/chunk-${c.rung}-${String(c.index + 1).padStart(5, '0')}.m4s`);
-    if (line) expect(c.appliedRateKbps, `Server-Timing of ${line.path}`).toBe(line.appliedRateKbps);
-  }
-  return raised;
 }
 
 test.describe.serial('player over loopback, every arm', () => {
@@ -155,15 +80,7 @@ test.describe.serial('player over loopback, every arm', () => {
     console.log(`fixture and build: ${((Date.now() - t0) / 1000).toFixed(1)} s (top rung ${topKbps} kbps, ${media.dir})`);
   });
 
-  test.afterAll(async () => {
-    await browser?.close();
-    if (workDir) rmSync(workDir, { recursive: true, force: true });
-  });
-
-  test.beforeEach(() => {
-    if (reason) console.log(`SKIP: ${reason}`);
-    test.skip(reason !== null, reason ?? '');
-  });
+  closeAndSkipHooks(reason, () => ({ browser, workDir }));
 
   test('sammy: unpaced until the first frame, then an rtp on every segment request', async () => {
     const r = await run('sammy');
