@@ -14,8 +14,16 @@ export interface LoopbackServer {
   process: Managed;
 }
 
-export async function startLoopbackServer(o: { mediaDir: string; playerDir: string; logFile: string }): Promise<LoopbackServer> {
-  const args = ['--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--log', o.logFile, '--log-level', 'warn'];
+export interface LoopbackServerOptions {
+  mediaDir: string;
+  playerDir: string;
+  logFile: string;
+  /** More server options, e.g. `['--spiral-guard', 'off']`. */
+  extraArgs?: string[];
+}
+
+export async function startLoopbackServer(o: LoopbackServerOptions): Promise<LoopbackServer> {
+  const args = ['--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--log', o.logFile, '--log-level', 'warn', ...(o.extraArgs ?? [])];
   const s = await startServer({ args, cwd: REPO_DIR });
   return { url: s.url, logFile: o.logFile, process: s.process };
 }
@@ -70,12 +78,17 @@ export interface PageUnderTest {
 
 /** The demo page (player/src/app/) with an arm and a config, driven through `window.sammy`. */
 export function demoPage(arm: Arm, config: Record<string, unknown>): PageUnderTest {
+  return demoPageAt(`arm=${arm}&config=${encodeURIComponent(JSON.stringify(config))}`);
+}
+
+/** The demo page with any URL parameters (player README, "The page"). */
+export function demoPageAt(query: string): PageUnderTest {
   return {
-    path: `/?arm=${arm}&config=${encodeURIComponent(JSON.stringify(config))}`,
+    path: `/?${query}`,
     stop: () => (window.sammy as unknown as PageApiExtras).stop(),
     requests: () => (window.sammy as unknown as PageApiExtras).requests(),
     history: {
-      path: `/?arm=${arm}&autoplay=0`,
+      path: `/?${query}&autoplay=0`,
       read: async () => {
         await window.sammy!.ready;
         return (window.sammy as unknown as PageApiExtras).history();
@@ -151,4 +164,26 @@ export async function runPlayerSession(
   } finally {
     await context.close();
   }
+}
+
+export interface SessionRun {
+  session: PlayerSession;
+  log: ResponseTelemetry[];
+}
+
+/** One session on a server of its own (so it has its own telemetry log), which is stopped and read afterwards. */
+export async function runOnOwnServer(
+  browser: Browser,
+  server: LoopbackServerOptions,
+  session: (baseUrl: string) => Parameters<typeof runPlayerSession>[1],
+): Promise<SessionRun> {
+  const s = await startLoopbackServer(server);
+  let result: PlayerSession;
+  try {
+    result = await runPlayerSession(browser, session(s.url));
+  } catch (err) {
+    await stopLoopbackServer(s);
+    throw err;
+  }
+  return { session: result, log: await stopLoopbackServer(s) };
 }
