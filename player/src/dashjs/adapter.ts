@@ -126,6 +126,7 @@ class DashjsAttachment implements SammyHandle {
   /** The core's decision per video segment index, for the chunk record's reason. */
   readonly #decisions = new Map<number, Decision>();
   #settle!: { resolve: () => void; reject: (err: Error) => void };
+  #settled = false;
   #segments: Promise<SegmentsSidecar | null> | null = null;
   #starting: Promise<void> | null = null;
   #live: Live | null = null;
@@ -138,7 +139,13 @@ class DashjsAttachment implements SammyHandle {
   constructor(player: MediaPlayerClass, o: AttachOptions) {
     this.#player = player;
     this.#o = o;
-    this.ready = new Promise<void>((resolve, reject) => (this.#settle = { resolve, reject }));
+    this.ready = new Promise<void>((resolve, reject) => {
+      const settled = <T>(f: (x: T) => void) => (x: T) => {
+        this.#settled = true;
+        f(x);
+      };
+      this.#settle = { resolve: settled(resolve), reject: settled(reject) };
+    });
     // The app need not listen: the reason is logged either way.
     this.ready.catch(() => {});
     this.#sammyBitrate = ARM_REGISTRY[o.arm].bitrate === 'sammy';
@@ -186,6 +193,7 @@ class DashjsAttachment implements SammyHandle {
   detach(): void {
     if (this.#frozen) return;
     this.#frozen = this.qoe();
+    if (!this.#settled) this.#settle.reject(new Error('Sammy was detached before the segment sizes were loaded'));
     const player = this.#player;
     player.removeRequestInterceptor(this.#onRequest as never);
     player.removeResponseInterceptor(this.#onResponse as never);
@@ -231,7 +239,7 @@ class DashjsAttachment implements SammyHandle {
   readonly #onRequest: Interceptor<InterceptedRequest> = async (req) => {
     if (this.#detached) return req;
     try {
-      if (this.#live === null) await (this.#starting ??= this.#start(req));
+      if (this.#live === null) await (this.#starting ??= this.#start(req).catch((err: unknown) => this.#giveUp(err)));
       if (this.#live !== null && !this.#detached) this.#onSegmentRequest(req);
     } catch (err) {
       this.#o.log('request interceptor failed; request sent as dash.js made it', err);
@@ -273,6 +281,13 @@ class DashjsAttachment implements SammyHandle {
     } else if (this.#rule) {
       this.#player.removeABRCustomRule(this.#rule.name);
     }
+  }
+
+  /** Sammy could not start (no video element, say): the player goes on as if it had never been attached. */
+  #giveUp(err: unknown): void {
+    this.#o.log('Sammy could not start; the player goes on without it', err);
+    if (!this.#settled) this.#settle.reject(err instanceof Error ? err : new Error(String(err)));
+    this.detach();
   }
 
   /** The QoE collector, with the phase events (first frame, seek, stall) wired into the core. */
