@@ -6,15 +6,12 @@
  *   autoplay=1|0                           (default 1; with 0 the session starts on the Play button)
  * and `window.sammy` for tests and the lab.
  */
-import { DEFAULT_SEGMENT_DURATION_S, parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { InitialThroughputHistory } from '../abr/history.js';
-import { summarizeSession } from '../abr/qoe.js';
-import { ARMS, type Arm } from '../abr/arms/index.js';
-import type { SessionQoE } from '../abr/records.js';
-import { startPlayback, type Playback, type SentRequest } from '../dashjs/adapter.js';
-import { DEFAULT_PLAYER_CONFIG, parseArm, resolvePlayerConfig, type PlayerConfig } from '../dashjs/player-config.js';
+import * as dashjs from 'dashjs';
+import type { MediaPlayerClass } from 'dashjs';
+import { ARMS } from '../abr/arms/index.js';
+import { attachSammy, DEFAULT_PLAYER_CONFIG, type Arm, type SammyHandle, type SentRequest, type SessionQoE } from '../dashjs/index.js';
+import { parseArm } from '../browser/player-config.js';
 import { LiveCharts } from './charts.js';
-import { localStorageStore } from './local-storage.js';
 
 export interface SammyPageApi {
   /** Resolves once the page can play (config valid, segments.json loaded); rejects with the reason otherwise. */
@@ -63,73 +60,55 @@ function showError(message: string): void {
   el.hidden = false;
 }
 
+function configOverrides(): unknown {
+  const raw = params.get('config');
+  if (raw === null || raw === '') return {};
+  try {
+    return JSON.parse(raw);
+  } catch (err) {
+    throw new Error(`config is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+const charts = new LiveCharts($('charts'));
 let arm: Arm = 'sammy';
-let config: PlayerConfig = { ...DEFAULT_PLAYER_CONFIG };
+let player: MediaPlayerClass | null = null;
+let sammy: SammyHandle | null = null;
 let setupError: Error | null = null;
 try {
   arm = parseArm(params.get('arm'));
-  const raw = params.get('config');
-  let overrides: unknown = {};
-  if (raw !== null && raw !== '') {
-    try {
-      overrides = JSON.parse(raw);
-    } catch (err) {
-      throw new Error(`config is not valid JSON: ${(err as Error).message}`);
-    }
-  }
-  config = resolvePlayerConfig(overrides);
+  player = dashjs.MediaPlayer().create();
+  player.updateSettings({ debug: { logLevel: 3 /* warnings and errors */ } } as never);
+  // The page plays through the plugin's public call, as any dash.js app would. The
+  // segment sizes load now, so `ready` says before Play whether Sammy can run.
+  sammy = attachSammy(player, {
+    arm,
+    config: configOverrides() as Record<string, number>,
+    segments: new URL('segments.json', mpdUrl).href,
+    log,
+    onChunk: (c) => charts.addChunk(c),
+  });
 } catch (err) {
   setupError = err as Error;
 }
 
-const history = new InitialThroughputHistory(localStorageStore(), config.historySize);
-const fullConfig = (): Record<string, unknown> => ({ arm, mpd: mpdUrl, ...config });
-let sidecar: SegmentsSidecar | null = null;
-let playback: Playback | null = null;
-
-async function loadSidecar(): Promise<SegmentsSidecar | null> {
-  const url = new URL('segments.json', mpdUrl).href;
-  try {
-    const res = await fetch(url, { cache: 'no-cache' });
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    return parseSegmentsSidecar(await res.json());
-  } catch (err) {
-    // Sammy cannot look ahead without it; the other arms play, without SSIM.
-    if (arm === 'sammy') throw new Error(`cannot load ${url} (the Sammy lookahead needs it): ${(err as Error).message}`);
-    log(`no segments.json at ${url}; SSIM unavailable`, err);
-    return null;
-  }
-}
-
-const ready: Promise<void> = setupError ? Promise.reject(setupError) : loadSidecar().then((s) => void (sidecar = s));
+const fullConfig = (): Record<string, unknown> => ({ ...(sammy?.config() ?? { arm, ...DEFAULT_PLAYER_CONFIG }), mpd: mpdUrl });
+const ready: Promise<void> = setupError ? Promise.reject(setupError) : sammy!.ready;
 ready.catch((err: Error) => showError(err.message));
 
-const charts = new LiveCharts($('charts'));
-
 let playRequestedMs: number | null = null;
+let playing = false;
 
 function play(): void {
   if (playRequestedMs !== null || setupError) return;
-  // The play delay counts from here, so it includes fetching segments.json.
+  // The play delay counts from here, so it includes waiting for segments.json.
   playRequestedMs = performance.now();
   $('play').hidden = true;
   void ready.then(() => {
-    if (playback) return;
-    try {
-      playback = startPlayback({
-        video: $<HTMLVideoElement>('video'),
-        mpdUrl,
-        arm,
-        config,
-        sidecar,
-        history,
-        log,
-        playRequestedMs: playRequestedMs!,
-        onChunk: (c) => charts.addChunk(c),
-      });
-    } catch (err) {
-      showError((err as Error).message);
-    }
+    if (playing || stoppedQoe) return;
+    playing = true;
+    sammy!.playRequested(playRequestedMs!);
+    player!.initialize($<HTMLVideoElement>('video'), mpdUrl, true);
   });
 }
 
@@ -137,22 +116,23 @@ let stoppedQoe: SessionQoE | null = null;
 
 function stop(): SessionQoE {
   if (stoppedQoe) return stoppedQoe;
-  stoppedQoe = playback?.qoe() ?? emptyQoe();
-  playback?.destroy();
+  stoppedQoe = sammy?.qoe() ?? emptyQoe();
+  sammy?.detach();
+  player?.destroy();
   return stoppedQoe;
 }
 
 function emptyQoe(): SessionQoE {
-  return summarizeSession({ arm, config: fullConfig(), chunks: [], segmentDurationS: DEFAULT_SEGMENT_DURATION_S, ssim: null, playDelayS: null, rebufferCount: 0, rebufferS: 0, playedRanges: [] });
+  return { arm, playDelayS: null, rebufferCount: 0, rebufferS: 0, avgBitrateKbps: 0, avgQuality: null, switchCount: 0, initialThroughputKbps: null, chunkThroughputKbps: null, chunks: [], config: fullConfig() };
 }
 
 window.sammy = {
   ready,
-  qoe: () => stoppedQoe ?? playback?.qoe() ?? emptyQoe(),
+  qoe: () => stoppedQoe ?? sammy?.qoe() ?? emptyQoe(),
   config: fullConfig,
-  resetHistory: () => history.reset(),
-  requests: () => playback?.requests() ?? [],
-  history: () => history.sessionsKbps(),
+  resetHistory: () => sammy?.resetHistory(),
+  requests: () => sammy?.requests() ?? [],
+  history: () => sammy?.history() ?? null,
   play,
   stop,
 };
@@ -165,7 +145,7 @@ select.addEventListener('change', () => {
   location.search = params.toString();
 });
 $('reset').addEventListener('click', () => {
-  history.reset();
+  sammy?.resetHistory();
   log('history reset');
 });
 $('play').addEventListener('click', play);
@@ -176,15 +156,14 @@ function fmt(v: number | null, digits = 0, unit = ''): string {
 }
 
 setInterval(() => {
-  if (!playback) return;
-  const t = playback.collector.sinceStartS();
-  const b = playback.player.getBufferLength('video');
-  if (t !== null) charts.addBuffer(t, Number.isFinite(b) ? b : 0);
-  const q = playback.qoe();
+  if (!playing || stoppedQoe || !sammy || !player || playRequestedMs === null) return;
+  const b = player.getBufferLength('video');
+  charts.addBuffer((performance.now() - playRequestedMs) / 1000, Number.isFinite(b) ? b : 0);
+  const q = sammy.qoe();
   const last = q.chunks.at(-1);
   const rows: [string, string][] = [
     ['arm', q.arm],
-    ['phase', playback.collector.phase],
+    ['phase', sammy.phase()],
     ['play delay', fmt(q.playDelayS, 3, ' s')],
     ['rebuffers', `${q.rebufferCount} (${fmt(q.rebufferS, 1, ' s')})`],
     ['avg bitrate (played)', fmt(q.avgBitrateKbps, 0, ' kbps')],
@@ -194,7 +173,7 @@ setInterval(() => {
     ['playing-phase chunk throughput', fmt(q.chunkThroughputKbps, 0, ' kbps')],
     ['chunks', String(q.chunks.length)],
     ['last rtp sent / applied', `${fmt(last?.rtpKbps ?? null)} / ${fmt(last?.appliedRateKbps ?? null)} kbps`],
-    ['history (kbps per session)', (history.sessionsKbps() ?? []).map((k) => Math.round(k)).join(', ') || 'none'],
+    ['history (kbps per session)', (sammy.history() ?? []).map((k) => Math.round(k)).join(', ') || 'none'],
   ];
   $('qoe').innerHTML = rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('');
   if (last?.reason) $('reason').textContent = `last decision: ${last.reason}`;

@@ -3,8 +3,7 @@
  * the other arms need. `maxBufferS` is the buffer target of *every* arm (dash.js's
  * buffer settings are set from it), so arms are compared at the same target.
  */
-import { CMCD_KEYS } from '@svta/cml-cmcd';
-import { ARM_PARAMS, ARM_REGISTRY, ARMS, type Arm, type ArmParams } from '../abr/arms/index.js';
+import { ARM_PARAMS, ARMS, type Arm, type ArmParams } from '../abr/arms/index.js';
 import { checkSammyField, DEFAULT_SAMMY_CONFIG, isSammyConfigKey, SammyConfigError, type SammyConfig } from '../abr/config.js';
 
 /** The core's parameters plus each arm's own (`src/abr/arms/`: e.g. `fixed4x`'s `fixedRtpMultiplier`). */
@@ -49,9 +48,4 @@ export function parseArm(value: string | null): Arm {
   if (value === null || value === '') return 'sammy';
   if ((ARMS as readonly string[]).includes(value)) return value as Arm;
   throw new SammyConfigError(`unknown arm ${JSON.stringify(value)} (known: ${ARMS.join(', ')})`);
-}
-
-/** dash.js's CMCD keys: all of them, except `rtp` when we write it ourselves or send none. */
-export function cmcdKeysFor(arm: Arm): string[] {
-  return ARM_REGISTRY[arm].dashjsRtp ? [...CMCD_KEYS] : CMCD_KEYS.filter((k) => k !== 'rtp');
 }
