@@ -1,0 +1,119 @@
+/**
+ * The lab's side of the headless player: one process (`worker.ts`) inside a network
+ * namespace, and sessions in it that look like the browser's (`RunningSession` of
+ * `src/lab/session.ts`), so the runner drives either kind the same way.
+ */
+import { join } from 'node:path';
+import type { Arm, SammyConfig } from '@sammy/player/abr';
+import type { SimArm } from '@sammy/sim/arms';
+import { E2E_DIR, REPO_DIR } from '../lab/paths.js';
+import { LabError, start, stop, waitForOutput, type Managed } from '../lab/processes.js';
+import type { RunningSession, SessionResult } from '../lab/session.js';
+import type { WorkerCommand, WorkerEvent } from './protocol.js';
+import type { HeadlessResult } from './session.js';
+
+export interface HeadlessSessionOptions {
+  id: string;
+  baseUrl: string;
+  arm: SimArm;
+  device: string;
+  resetHistory: boolean;
+  config: Partial<SammyConfig>;
+  startupTimeoutS: number;
+}
+
+/** A headless session's result: the browser's, with the local ports of its connections. */
+export type HeadlessSessionResult = SessionResult & Pick<HeadlessResult, 'localPorts' | 'abandonedBytes'>;
+
+/** A running headless session: a `RunningSession` whose result also names its connections' ports. */
+export interface RunningHeadlessSession extends RunningSession {
+  finish(): Promise<HeadlessSessionResult>;
+}
+
+export interface HeadlessPool {
+  startSession(o: HeadlessSessionOptions): Promise<RunningHeadlessSession>;
+  close(): Promise<void>;
+}
+
+interface Waiter {
+  started?: (originMs: number) => void;
+  playing?: (atMs: number) => void;
+  result?: (r: HeadlessResult) => void;
+  startupError?: (message: string) => void;
+  error?: (message: string) => void;
+}
+
+/** Starts the player process; `wrap` runs it elsewhere (e.g. `ip netns exec <client ns>`). */
+export async function startHeadlessPool(wrap: (cmd: string, args: string[]) => [string, string[]] = (c, a) => [c, a]): Promise<HeadlessPool> {
+  const [cmd, args] = wrap(process.execPath, ['--import', 'tsx', join(E2E_DIR, 'src', 'headless', 'worker.ts')]);
+  const proc: Managed = start('headless players', cmd, args, { cwd: REPO_DIR, stdin: true });
+  await waitForOutput(proc, '{"ev":"ready"}\n', 30_000);
+  const waiters = new Map<string, Waiter>();
+  let pending = '';
+  proc.child.stdout!.on('data', (d: string) => {
+    pending += d;
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      let e: WorkerEvent;
+      try {
+        e = JSON.parse(line) as WorkerEvent;
+      } catch {
+        continue;
+      }
+      if (e.ev === 'ready') continue;
+      const w = e.id === null ? undefined : waiters.get(e.id);
+      if (!w) continue;
+      if (e.ev === 'started') w.started?.(e.originMs);
+      else if (e.ev === 'playing') w.playing?.(e.atMs);
+      else if (e.ev === 'result') w.result?.(e.result);
+      else if (e.ev === 'error') (e.stage === 'startup' ? w.startupError : w.error)?.(e.message);
+    }
+  });
+  const send = (c: WorkerCommand) => {
+    if (proc.child.exitCode !== null) throw new LabError('LAB_HEADLESS_GONE', `the headless player process exited (${proc.child.exitCode}): ${proc.stderr().trim().slice(-500)}`);
+    proc.child.stdin!.write(`${JSON.stringify(c)}\n`);
+  };
+  return {
+    async startSession(o) {
+      const w: Waiter = {};
+      waiters.set(o.id, w);
+      let startupError: string | null = null;
+      const playbackStart = new Promise<number>((resolve, reject) => {
+        w.playing = resolve;
+        w.startupError = (m) => {
+          startupError = m;
+          reject(new LabError('LAB_HEADLESS_SESSION', `headless ${o.arm} session ${o.id}: ${m}`));
+        };
+      });
+      playbackStart.catch(() => {});
+      const originMs = await new Promise<number>((resolve, reject) => {
+        w.started = resolve;
+        w.error = (m) => reject(new LabError('LAB_HEADLESS_SESSION', `headless ${o.arm} session ${o.id} did not start: ${m}`));
+        send({ op: 'start', id: o.id, device: o.device, resetHistory: o.resetHistory, baseUrl: o.baseUrl, arm: o.arm, config: o.config, startupTimeoutS: o.startupTimeoutS });
+      });
+      return {
+        originMs,
+        playbackStart,
+        finish: () =>
+          new Promise<HeadlessSessionResult>((resolve, reject) => {
+            w.result = (r) => {
+              waiters.delete(o.id);
+              const errors = startupError && !r.pageErrors.includes(startupError) ? [...r.pageErrors, startupError] : r.pageErrors;
+              resolve({ ...r, arm: r.arm as Arm, pageErrors: errors });
+            };
+            w.error = (m) => {
+              waiters.delete(o.id);
+              reject(new LabError('LAB_HEADLESS_SESSION', `headless ${o.arm} session ${o.id}: ${m}`));
+            };
+            send({ op: 'finish', id: o.id });
+          }),
+      };
+    },
+    async close() {
+      proc.child.stdin?.end();
+      await stop(proc);
+    },
+  };
+}
