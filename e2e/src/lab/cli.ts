@@ -13,9 +13,10 @@ import { runLab } from './runner.js';
 import { loadScenario, withOverrides } from './scenario.js';
 
 export const USAGE = `usage: npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
-  [--neighbours ${Object.keys(NEIGHBOUR_KINDS).join(',')}] [--out DIR] [--calibrate-only]
+  [--neighbours ${Object.keys(NEIGHBOUR_KINDS).join(',')}] [--out DIR] [--calibrate-only] [--player browser|headless]
   NAME is a file in e2e/scenarios/ (thesis-2.6, ci-short, cellular-lte, ...); DIR defaults to lab-results/<scenario>-<time>
   --calibrate-only: build the link and, on a trace link, measure how closely it follows the trace; no session
+  --player headless: run the scenario's sessions with the headless player (src/headless/) instead of Chromium
 usage: npm run lab -- --report DIR
   re-renders DIR/report.md and its figures from DIR/result.json (or DIR/result.json.gz); runs nothing else`;
 
@@ -33,6 +34,8 @@ async function main(): Promise<number> {
       out: { type: 'string' },
       report: { type: 'string' },
       'calibrate-only': { type: 'boolean' },
+      player: { type: 'string' },
+      'compare-players': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -53,6 +56,7 @@ async function main(): Promise<number> {
     arms: values.arms?.split(',').map((a) => a.trim()),
     trials,
     neighbours: values.neighbours?.split(',').map((a) => a.trim()),
+    player: values.player,
   });
   const outDir = resolve(cwd, values.out ?? `lab-results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`);
   exitCleanlyOnSignals(log);
