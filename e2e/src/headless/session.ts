@@ -44,7 +44,17 @@ export interface HeadlessOptions {
   sampleMs?: number;
   /** Give up when no frame shows within this. */
   startupTimeoutS: number;
+  /** Fetch the player page and its assets first, as a browser does (default true). */
+  loadPage?: boolean;
   now?: () => number;
+}
+
+/** The same-origin scripts and stylesheets a page names (`<script src>`, `<link rel="stylesheet" href>`). */
+export function pageAssets(html: string): string[] {
+  const out: string[] = [];
+  for (const m of html.matchAll(/<script\b[^>]*\ssrc="([^"]+)"/g)) out.push(m[1]!);
+  for (const m of html.matchAll(/<link\b[^>]*rel="stylesheet"[^>]*\shref="([^"]+)"/g)) out.push(m[1]!);
+  return out.filter((u) => !/^[a-z]+:/i.test(u));
 }
 
 /** The browser session's record (`src/lab/session.ts`), with what only the headless player knows. */
@@ -150,7 +160,24 @@ export class HeadlessSession {
     return sleepUnless(s * 1000, () => this.stopped, wake).then(() => void this.wakes.delete(wake));
   }
 
+  /**
+   * What the browser fetches before its player asks for the manifest: the page and the
+   * scripts and stylesheets it names (the lab's browser sessions start from an empty
+   * cache, so each one loads them over the link). Skipped when the server has no page.
+   */
+  private async loadPage(): Promise<void> {
+    let page: FetchResult;
+    try {
+      page = await this.fetch(`${this.o.baseUrl}/`, {}, { keepBody: true });
+    } catch (err) {
+      if (err instanceof FetchError && err.code === 'HEADLESS_HTTP') return;
+      throw err;
+    }
+    await Promise.all(pageAssets(page.body!.toString('utf8')).map((path) => this.fetch(new URL(path, `${this.o.baseUrl}/`).href, {})));
+  }
+
   private async run(): Promise<void> {
+    if (this.o.loadPage !== false) await this.loadPage();
     const mpdUrl = `${this.o.baseUrl}/media/manifest.mpd`;
     const base = { sessionId: this.sessionId, startup: true, starved: false, rtpKbps: null };
     const [mpd, side] = await Promise.all([

@@ -3,6 +3,7 @@ import { decodeCmcd } from '@svta/cml-cmcd';
 import { cmcdHeaders } from '../../src/headless/cmcd.js';
 import { initUrl, LayoutError, parseLayout, segmentUrl } from '../../src/headless/layout.js';
 import { PlaybackModel } from '../../src/headless/playback.js';
+import { pageAssets } from '../../src/headless/session.js';
 
 describe('PlaybackModel', () => {
   test('starts at the first segment, drains with the clock, stalls at the buffered end and resumes a segment later', () => {
@@ -71,5 +72,12 @@ describe('CMCD headers', () => {
     expect(rtpOf(h)).toBeNull();
     expect(h['CMCD-Status']).toBe('bs');
     expect(decodeCmcd(h['CMCD-Request']!)).toEqual({ su: true });
+  });
+});
+
+describe('page assets', () => {
+  test("the page's own scripts and stylesheets, not icons or other origins", () => {
+    const html = '<link rel="icon" href="data:,"><link rel="stylesheet" href="uPlot.min.css"><link rel="stylesheet" href="style.css"><script src="https://cdn.example/x.js"></script><script type="module" src="main.js"></script>';
+    expect(pageAssets(html)).toEqual(['main.js', 'uPlot.min.css', 'style.css']);
   });
 });
