@@ -3,6 +3,7 @@
  * namespace, and sessions in it that look like the browser's (`RunningSession` of
  * `src/lab/session.ts`), so the runner drives either kind the same way.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Arm, SammyConfig } from '@sammy/player/abr';
 import type { SimArm } from '@sammy/sim/arms';
@@ -32,7 +33,17 @@ export interface RunningHeadlessSession extends RunningSession {
 
 export interface HeadlessPool {
   startSession(o: HeadlessSessionOptions): Promise<RunningHeadlessSession>;
+  /** The player process's CPU time so far (user + system, from /proc), its age, and the sessions it ran. */
+  usage(): { cpuS: number | null; wallS: number; sessions: number };
   close(): Promise<void>;
+}
+
+/** utime + stime of a process, in seconds (/proc/PID/stat fields 14 and 15, in clock ticks of 1/100 s on Linux). */
+export function processCpuS(statText: string, ticksPerS = 100): number | null {
+  const fields = statText.slice(statText.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return Number.isFinite(utime) && Number.isFinite(stime) ? (utime + stime) / ticksPerS : null;
 }
 
 interface Waiter {
@@ -47,6 +58,8 @@ interface Waiter {
 export async function startHeadlessPool(wrap: (cmd: string, args: string[]) => [string, string[]] = (c, a) => [c, a]): Promise<HeadlessPool> {
   const [cmd, args] = wrap(process.execPath, ['--import', 'tsx', join(E2E_DIR, 'src', 'headless', 'worker.ts')]);
   const proc: Managed = start('headless players', cmd, args, { cwd: REPO_DIR, stdin: true });
+  const startedMs = Date.now();
+  let sessions = 0;
   await waitForOutput(proc, '{"ev":"ready"}\n', 30_000);
   const waiters = new Map<string, Waiter>();
   let pending = '';
@@ -76,7 +89,17 @@ export async function startHeadlessPool(wrap: (cmd: string, args: string[]) => [
     proc.child.stdin!.write(`${JSON.stringify(c)}\n`);
   };
   return {
+    usage() {
+      let cpuS: number | null = null;
+      try {
+        cpuS = processCpuS(readFileSync(`/proc/${proc.child.pid}/stat`, 'utf8'));
+      } catch {
+        cpuS = null;
+      }
+      return { cpuS, wallS: (Date.now() - startedMs) / 1000, sessions };
+    },
     async startSession(o) {
+      sessions += 1;
       const w: Waiter = {};
       waiters.set(o.id, w);
       let startupError: string | null = null;

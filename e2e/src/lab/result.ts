@@ -75,6 +75,8 @@ export interface LabResult {
   designRuns?: DesignRun[];
   /** The design's estimates (docs/lab-results.md, "Experiment designs"). */
   experiment?: ExperimentResult;
+  /** The headless player process: CPU time (user + system), how long it ran, sessions started (absent for the browser). */
+  headlessPlayer?: { cpuS: number | null; wallS: number; sessions: number };
 }
 
 /** The experiment a session ran in: its name, or in older results its neighbour kind. */

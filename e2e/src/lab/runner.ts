@@ -361,6 +361,11 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
     }
     result.complete = true;
   } finally {
+    if (pool) {
+      result.headlessPlayer = pool.usage();
+      const u = result.headlessPlayer;
+      log(`headless player process: ${u.sessions} sessions, ${u.cpuS === null ? '?' : u.cpuS.toFixed(1)} s of CPU in ${u.wallS.toFixed(0)} s (${u.cpuS === null ? '?' : ((100 * u.cpuS) / u.wallS).toFixed(1)}% of one core)`);
+    }
     await pool?.close().catch(() => {});
     undeferPool();
     await destroy();

@@ -4,6 +4,7 @@ import { cmcdHeaders } from '../../src/headless/cmcd.js';
 import { initUrl, LayoutError, parseLayout, segmentUrl } from '../../src/headless/layout.js';
 import { PlaybackModel } from '../../src/headless/playback.js';
 import { pageAssets } from '../../src/headless/session.js';
+import { processCpuS } from '../../src/headless/pool.js';
 
 describe('PlaybackModel', () => {
   test('starts at the first segment, drains with the clock, stalls at the buffered end and resumes a segment later', () => {
@@ -79,5 +80,13 @@ describe('page assets', () => {
   test("the page's own scripts and stylesheets, not icons or other origins", () => {
     const html = '<link rel="icon" href="data:,"><link rel="stylesheet" href="uPlot.min.css"><link rel="stylesheet" href="style.css"><script src="https://cdn.example/x.js"></script><script type="module" src="main.js"></script>';
     expect(pageAssets(html)).toEqual(['main.js', 'uPlot.min.css', 'style.css']);
+  });
+});
+
+describe('processCpuS', () => {
+  test('utime + stime of /proc/PID/stat, after the parenthesised name (which may hold spaces)', () => {
+    const stat = '4242 (node worker) S 1 4242 4242 0 -1 4194560 9000 0 0 0 1234 567 0 0 20 0 11 0 100 1000000 5000';
+    expect(processCpuS(stat)).toBeCloseTo(18.01, 10);
+    expect(processCpuS('garbage')).toBeNull();
   });
 });

@@ -139,6 +139,12 @@ function fairnessLines(x: ExperimentResult, d: ExperimentDesign, files: Record<s
   return lines;
 }
 
+function headlessText(result: LabResult): string {
+  const u = result.headlessPlayer;
+  if (!u || u.cpuS === null) return '';
+  return ` The headless player process used ${u.cpuS.toFixed(1)} s of CPU in ${u.wallS.toFixed(0)} s for ${u.sessions} sessions (${((100 * u.cpuS) / u.wallS).toFixed(1)}% of one core).`;
+}
+
 /** The design's section of report.md, and its figures. */
 export function designReport(result: LabResult): { lines: string[]; files: Record<string, string> } {
   const d = result.config.scenario.experiment;
@@ -152,7 +158,7 @@ export function designReport(result: LabResult): { lines: string[]; files: Recor
   const lines = [
     `## Experiment design: ${d.design}`,
     '',
-    `${DESIGNS[d.design].description}. ${runs.length} runs, ${sessions.length} sessions of the headless player (${failed.length} failed), ${runs.reduce((a, r) => a + r.flows.length, 0)} bulk flows.${cpu === null ? '' : ` The machine's cores were ${cpu.toFixed(0)}% busy on average during the runs (everyone's work).`}`,
+    `${DESIGNS[d.design].description}. ${runs.length} runs, ${sessions.length} sessions of the headless player (${failed.length} failed), ${runs.reduce((a, r) => a + r.flows.length, 0)} bulk flows.${cpu === null ? '' : ` The machine's cores were ${cpu.toFixed(0)}% busy on average during the runs (everyone's work).`}${headlessText(result)}`,
     '',
     ...(x?.skipped.length ? ['Not run:', '', ...x.skipped.map((s) => `- ${s}`), ''] : []),
   ];
