@@ -21,6 +21,8 @@ export interface HeadlessSessionOptions {
   resetHistory: boolean;
   config: Partial<SammyConfig>;
   startupTimeoutS: number;
+  /** Fetch the player page and its assets first, as the lab's browser sessions do (empty cache); false: a viewer whose player is cached. */
+  loadPage: boolean;
 }
 
 /** A headless session's result: the browser's, with the local ports of its connections. */
@@ -114,7 +116,7 @@ export async function startHeadlessPool(wrap: (cmd: string, args: string[]) => [
       const originMs = await new Promise<number>((resolve, reject) => {
         w.started = resolve;
         w.error = (m) => reject(new LabError('LAB_HEADLESS_SESSION', `headless ${o.arm} session ${o.id} did not start: ${m}`));
-        send({ op: 'start', id: o.id, device: o.device, resetHistory: o.resetHistory, baseUrl: o.baseUrl, arm: o.arm, config: o.config, startupTimeoutS: o.startupTimeoutS });
+        send({ op: 'start', id: o.id, device: o.device, resetHistory: o.resetHistory, baseUrl: o.baseUrl, arm: o.arm, config: o.config, startupTimeoutS: o.startupTimeoutS, loadPage: o.loadPage });
       });
       return {
         originMs,

@@ -16,6 +16,8 @@ export type WorkerCommand =
       arm: SimArm;
       config: Partial<SammyConfig>;
       startupTimeoutS: number;
+      /** Fetch the player page and its assets first (a browser with an empty cache). */
+      loadPage: boolean;
     }
   | { op: 'finish'; id: string };
 

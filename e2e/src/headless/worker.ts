@@ -29,7 +29,7 @@ function device(name: string, reset: boolean): DeviceState {
 function handle(c: WorkerCommand): void {
   if (c.op === 'start') {
     if (sessions.has(c.id)) return emit({ ev: 'error', id: c.id, message: `session ${c.id} is already running`, stage: 'command' });
-    const s = new HeadlessSession({ baseUrl: c.baseUrl, arm: c.arm, config: c.config, device: device(c.device, c.resetHistory), startupTimeoutS: c.startupTimeoutS });
+    const s = new HeadlessSession({ baseUrl: c.baseUrl, arm: c.arm, config: c.config, device: device(c.device, c.resetHistory), startupTimeoutS: c.startupTimeoutS, loadPage: c.loadPage });
     sessions.set(c.id, s);
     emit({ ev: 'started', id: c.id, originMs: s.originMs });
     s.playbackStart.then(

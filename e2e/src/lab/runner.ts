@@ -101,6 +101,8 @@ async function startHeadless(ctx: RunContext, o: { baseUrl: string; arm: Arm; re
   return ctx.pool!.startSession({
     id: `lab-${++headlessSessions}`, baseUrl: o.baseUrl, arm: o.arm as SimArm, device: o.device ?? `arm-${o.arm}`, resetHistory: o.resetHistory,
     config: playerConfig(ctx.s), startupTimeoutS: ctx.s.session.startupTimeoutS,
+    // It stands in for a browser session here, which loads the page with an empty cache.
+    loadPage: true,
   });
 }
 

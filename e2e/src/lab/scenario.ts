@@ -275,6 +275,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
     for (const key of Object.keys(config as Obj)) if (!isSammyConfigKey(key)) bad(`player.config.${key}`, (config as Obj)[key], "a Sammy core parameter: the headless player runs the simulator's arm models, which read only those");
   }
   const design = o.experiment === undefined ? null : parseExperiment(o.experiment, 'experiment', { num, int, arm: headlessArm, bad }, { playS });
+  if (design && trace !== null) bad('experiment', o.experiment, 'no experiment design on a trace link (link.trace): its trace restarts at each play request, for one session at a time; use link.rateMbps');
   if (design && kind !== 'headless') bad('player.kind', kind, 'headless with an experiment design (its sessions share the link at once; only the headless player runs many at a time)');
   if (design && o.neighbours === undefined) o.neighbours = [{ kind: 'none' }];
   if (!Array.isArray(o.neighbours) || o.neighbours.length === 0) bad('neighbours', o.neighbours, 'a non-empty array');

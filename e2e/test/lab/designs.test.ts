@@ -212,3 +212,25 @@ describe('the fairness design', () => {
     expect(cell('sammy', 'sammy').n).toBe(0);
   });
 });
+
+describe('the report of a design', () => {
+  test('the A/B table with each share and its bias, and a bias plot per metric', async () => {
+    const { designReport } = await import('../../src/lab/designs/report.js');
+    const t = (v: number) => outcome('treatment', { videoRttMs: v });
+    const c = (v: number) => outcome('control', { videoRttMs: v });
+    const runs = [
+      run({ trial: 1, purpose: 'ab', share: 1, label: 'share-1', sessions: [t(10), t(12)] }),
+      run({ trial: 1, purpose: 'ab', share: 0, label: 'share-0', sessions: [c(20), c(24)] }),
+      run({ trial: 1, purpose: 'ab', share: 0.5, label: 'share-0.5', sessions: [t(18), c(20)] }),
+    ];
+    const d = parsed.experiment as AbDesign;
+    const experiment = { design: 'ab' as const, sessionsRun: 6, ...AB_DESIGN.summarize(d, runs, { topBitrateKbps: 1050 }), skipped: [] };
+    const { lines, files } = designReport({ config: { scenario: parsed }, designRuns: runs, experiment } as never);
+    const text = lines.join('\n');
+    expect(text).toContain('| metric | TTE | A/B at 0.5 (bias) |');
+    // TTE -50%, A/B at 0.5: 18 against 20, -10%, so +40 points of bias.
+    expect(text).toMatch(/\| video RTT \| -50\.0% \[[^\]]+\] \| -10\.0% \(\+40\.0 pt\) \|/);
+    expect(Object.keys(files)).toContain('fig-bias-videoRttMs.svg');
+    expect(files['fig-bias-videoRttMs.svg']).toContain('TTE (95% CI)');
+  });
+});

@@ -153,6 +153,7 @@ describe('player.kind and experiment designs', () => {
     expect(bad({ design: 'ab', rounds: 3 })).toThrow(/experiment.rounds .*no such field for design ab/);
     expect(bad({ design: 'abc' })).toThrow(/experiment.design = "abc" .*ab, switchback, history, fairness/);
     expect(() => parseScenario({ ...minimal, experiment: { design: 'ab' } })).toThrow(/player.kind = "browser" .*headless with an experiment design/);
+    expect(() => parseScenario({ ...headless, link: { trace: '../../sim/traces/step-down.json', rttMs: 20 }, experiment: { design: 'ab' } })).toThrow(/no experiment design on a trace link/);
   });
 
   test('switchback, history and fairness designs', () => {

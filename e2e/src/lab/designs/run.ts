@@ -102,6 +102,8 @@ async function playSession(ctx: DesignRunContext, baseUrl: string, runStartMs: n
     session = await ctx.pool.startSession({
       id: p.id, baseUrl, arm: p.arm, device: p.device, resetHistory: p.resetHistory,
       config: { ...ctx.s.player.config, maxBufferS: ctx.s.player.maxBufferS }, startupTimeoutS: ctx.s.session.startupTimeoutS,
+      // A design's viewers are returning ones, whose player page is cached: only the video crosses the link.
+      loadPage: false,
     });
     const startMs = await session.playbackStart;
     await sleep(startMs + p.playS * 1000 - Date.now());
