@@ -86,6 +86,14 @@ export async function startHeadlessPool(wrap: (cmd: string, args: string[]) => [
       else if (e.ev === 'error') (e.stage === 'startup' ? w.startupError : w.error)?.(e.message);
     }
   });
+  // A player process that dies leaves no session waiting for ever: each is told why.
+  void proc.exited.then((code) => {
+    const why = `the headless player process exited (${code}): ${proc.stderr().trim().slice(-500)}`;
+    for (const w of waiters.values()) {
+      w.startupError?.(why);
+      w.error?.(why);
+    }
+  });
   const send = (c: WorkerCommand) => {
     if (proc.child.exitCode !== null) throw new LabError('LAB_HEADLESS_GONE', `the headless player process exited (${proc.child.exitCode}): ${proc.stderr().trim().slice(-500)}`);
     proc.child.stdin!.write(`${JSON.stringify(c)}\n`);

@@ -1,6 +1,6 @@
 /** Pieces the session-based designs share: a staggered population, per-metric values, initial bitrate. */
 import type { SessionQoE } from '@sammy/player/abr';
-import { acrossTrials, ratioOfMeans, seededRandom, shuffled, type Estimate } from './estimators.js';
+import { acrossTrials, seededRandom, shuffled, type Estimate } from './estimators.js';
 import { DESIGN_METRICS, type AbDesign, type DesignBase, type DesignMetric, type DesignRun, type PlannedRun, type PlannedSession, type SessionOutcome, type DesignScenario } from './types.js';
 
 /**
@@ -75,4 +75,3 @@ export function emptyEstimates(): Record<DesignMetric, { tte: null; ab: []; swit
   return Object.fromEntries(DESIGN_METRICS.map((m) => [m, { tte: null, ab: [], switchback: null, history: null }])) as never;
 }
 
-export { ratioOfMeans };

@@ -104,7 +104,7 @@ function historyLines(x: ExperimentResult, d: ExperimentDesign, files: Record<st
   ];
   files['fig-history.svg'] = intervalPlot({
     title: 'Initial-bitrate gap over successive rounds (empty vs full history)', xLabel: 'round (one session per viewer)', yLabel: 'treatment vs control (%)',
-    series: [{ name: 'initial-bitrate gap', color: '#1f77b4', points: x.historyCurve.map((r) => ({ x: r.round, y: r.pct, ci95: r.ci95 })) }],
+    series: [{ name: 'gap', color: '#1f77b4', points: x.historyCurve.map((r) => ({ x: r.round, y: r.pct, ci95: r.ci95 })) }],
     xRange: [1, Math.max(2, x.historyCurve.length)], xTicks: x.historyCurve.map((r) => [r.round, String(r.round)]),
   });
   lines.push('![history bias](fig-history.svg)', '');
