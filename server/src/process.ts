@@ -52,8 +52,9 @@ export interface Managed {
 const STDERR_KEPT_CHARS = 20_000;
 const live = new Set<Managed>();
 
-export function start(name: string, cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Managed {
-  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `stdin: true` gives the child a pipe to read commands from (`child.stdin`); by default it has none. */
+export function start(name: string, cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: boolean } = {}): Managed {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));

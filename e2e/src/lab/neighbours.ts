@@ -78,6 +78,8 @@ export interface RunningNeighbour {
 
 const UDP_PORT = 5201;
 const TCP_PORT = 5202;
+/** Several flows of one kind at once (the fairness design's pairs) each take their own port: slot k adds k x this. */
+const PORT_STRIDE = 10;
 
 function inNs(topo: Topology, side: 'server' | 'client', name: string, cmd: string, args: string[]): Managed {
   const [c, a] = netnsExec(topo.ns[side], cmd, args);
@@ -91,11 +93,12 @@ function tsxScript(file: string, args: string[]): [string, string[]] {
 type Of<K extends NeighbourKind> = Extract<Neighbour, { kind: K }>;
 
 /** Paced UDP from the server side; the sink stamps each datagram with the kernel's receive time. */
-async function startUdp(n: Of<'udp'>, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour> {
-  const sink = inNs(topo, 'client', 'udp sink', labtools, ['udp-recv', '--port', String(UDP_PORT)]);
+async function startUdp(n: Of<'udp'>, topo: Topology, labtools: string, duration: string, slot: number): Promise<RunningNeighbour> {
+  const port = String(UDP_PORT + PORT_STRIDE * slot);
+  const sink = inNs(topo, 'client', 'udp sink', labtools, ['udp-recv', '--port', port]);
   await waitForOutput(sink, 'ready\n');
   const source = inNs(topo, 'server', 'udp source', labtools, [
-    'udp-send', '--dst', ADDRESSES.client, '--port', String(UDP_PORT),
+    'udp-send', '--dst', ADDRESSES.client, '--port', port,
     '--rate-kbps', String(n.rateKbps), '--bytes', String(n.packetBytes), '--duration-s', duration, '--rt',
   ]);
   return {
@@ -110,11 +113,12 @@ async function startUdp(n: Of<'udp'>, topo: Topology, labtools: string, duration
 }
 
 /** One bulk TCP flow with its own congestion control; the sink counts bytes received. */
-async function startTcp(n: Of<'tcp'>, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour> {
-  const sink = inNs(topo, 'client', 'tcp sink', labtools, ['tcp-recv', '--port', String(TCP_PORT)]);
+async function startTcp(n: Of<'tcp'>, topo: Topology, labtools: string, duration: string, slot: number): Promise<RunningNeighbour> {
+  const port = String(TCP_PORT + PORT_STRIDE * slot);
+  const sink = inNs(topo, 'client', 'tcp sink', labtools, ['tcp-recv', '--port', port]);
   await waitForOutput(sink, 'ready\n');
   const source = inNs(topo, 'server', 'tcp source', labtools, [
-    'tcp-send', '--dst', ADDRESSES.client, '--port', String(TCP_PORT), '--cc', n.congestionControl, '--duration-s', duration,
+    'tcp-send', '--dst', ADDRESSES.client, '--port', port, '--cc', n.congestionControl, '--duration-s', duration,
   ]);
   return {
     async finish(w) {
@@ -127,7 +131,7 @@ async function startTcp(n: Of<'tcp'>, topo: Topology, labtools: string, duration
 }
 
 /** An HTTP server of fixed-size bodies, and a client that fetches them back to back. */
-async function startHttp(n: Of<'http'>, topo: Topology, _labtools: string, duration: string): Promise<RunningNeighbour> {
+async function startHttp(n: Of<'http'>, topo: Topology, _labtools: string, duration: string, _slot: number): Promise<RunningNeighbour> {
   const [serverCmd, serverArgs] = tsxScript('http-server.ts', ['--bytes', String(n.responseBytes), '--port', '0']);
   const server = inNs(topo, 'server', 'http server', serverCmd, serverArgs);
   await waitForOutput(server, /listening \d+\n/);
@@ -239,7 +243,7 @@ export interface NeighbourKindSpec<N extends Neighbour> {
   /** Checks `fields` and fills their defaults. */
   parse(o: Obj, path: string, check: FieldChecks): Omit<N, 'kind' | 'startS' | 'endS'>;
   /** How it starts, at its window's start, to run `duration` seconds: processes in the namespaces. */
-  start?(n: N, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour>;
+  start?(n: N, topo: Topology, labtools: string, duration: string, slot: number): Promise<RunningNeighbour>;
   /**
    * Or: a second player session of this arm beside the main one, at its window's start.
    * The runner starts it, from a second server, in a Chromium process of its own.
@@ -327,11 +331,11 @@ export function neighbourKind(kind: NeighbourKind): NeighbourKindSpec<Neighbour>
   return NEIGHBOUR_KINDS[kind] as unknown as NeighbourKindSpec<Neighbour>;
 }
 
-/** Starts a process neighbour now, to run for `durationS` (UDP, TCP, HTTP). */
-export async function startNeighbour(n: Neighbour, topo: Topology, labtools: string, durationS: number): Promise<RunningNeighbour> {
+/** Starts a process neighbour now, to run for `durationS` (UDP, TCP, HTTP); `slot` > 0 for a second flow of a kind at once (its own ports). */
+export async function startNeighbour(n: Neighbour, topo: Topology, labtools: string, durationS: number, slot = 0): Promise<RunningNeighbour> {
   const spec = neighbourKind(n.kind);
   if (!spec.start) throw new Error(`neighbour ${n.kind} is not started as processes`);
-  return spec.start(n, topo, labtools, durationS.toFixed(3));
+  return spec.start(n, topo, labtools, durationS.toFixed(3), slot);
 }
 
 /** The neighbour's metric over the window (relative times: 0 = window start). */

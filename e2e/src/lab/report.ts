@@ -15,6 +15,7 @@ import { mean, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
 import { barChart, lineChart, type Series } from './svg.js';
+import { designReport } from './designs/report.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
 
 const KINDS = Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[];
@@ -314,7 +315,9 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
   if (s.description) lines.push(s.description, '');
   lines.push(
     `Started ${result.startedAt}, finished ${result.finishedAt ?? '(unfinished)'}${result.complete ? '' : ' — **incomplete run**: only the sessions below were measured'}.`,
-    `${result.trials.length} sessions (${s.trials} trial(s) planned x ${s.neighbours.length} experiment(s) x ${arms.length} arm(s)), ${failed.length} failed.`,
+    s.experiment
+      ? `${(result.designRuns ?? []).reduce((a, r) => a + r.sessions.length, 0)} sessions of the ${s.experiment.design} design in ${(result.designRuns ?? []).length} runs (${s.trials} trial(s) planned), after ${result.warmups.length} warm-up session(s).`
+      : `${result.trials.length} sessions (${s.trials} trial(s) planned x ${s.neighbours.length} experiment(s) x ${arms.length} arm(s)), ${failed.length} failed.`,
     '',
     '## Setup',
     '',
@@ -327,7 +330,17 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     `| server | ${s.server.kind === 'ats-edge' ? 'a Traffic Server edge (sammy_edge plugin) in front of a Node origin with --pacing off; ' : ''}${burstText(s)}, congestion control ${s.server.congestionControl} |`,
     `| session | ${s.session.playS} s of playback after the first frame |`,
     `| arms | ${arms.join(', ')} (order rotates per trial) |`,
+    ...(s.player.kind === 'headless' ? ["| player kind | headless (src/headless/: the simulator's arm models over real HTTP, playback in real time) |"] : []),
     '',
+  );
+  if (s.experiment) {
+    // A design's sessions are its own (result.designRuns): no per-arm trial tables.
+    const design = designReport(result);
+    lines.push(...design.lines);
+    if (failed.length > 0) lines.push('## Failed warm-up or trial sessions', '', ...failed.map((t) => `- trial ${t.trial} ${experimentName(t)} ${t.arm}: ${t.error}`), '');
+    return { markdown: lines.join('\n'), files: design.files };
+  }
+  lines.push(
     '## Summary',
     '',
     'Video metrics come from the experiment without a neighbour (the video on its own); each neighbour metric from its own experiment, over the window named.',

@@ -6,6 +6,7 @@
 import type { Arm } from '@sammy/player/abr';
 import { NEIGHBOUR_KINDS, type NeighbourKind, type NeighbourMetrics, type NeighbourRaw } from './neighbours.js';
 import type { CpuSample } from './cpu-monitor.js';
+import type { DesignRun, ExperimentResult } from './designs/types.js';
 import type { QueueSample } from './queue-monitor.js';
 import type { Scenario } from './scenario.js';
 import type { SessionResult } from './session.js';
@@ -75,6 +76,12 @@ export interface LabResult {
   startedAt: string;
   finishedAt: string | null;
   complete: boolean;
+  /** An experiment design's runs: every session and flow of each (absent without a design). */
+  designRuns?: DesignRun[];
+  /** The design's estimates (docs/lab-results.md, "Experiment designs"). */
+  experiment?: ExperimentResult;
+  /** The headless player process: CPU time (user + system), how long it ran, sessions started (absent for the browser). */
+  headlessPlayer?: { cpuS: number | null; wallS: number; sessions: number };
 }
 
 /** The experiment a session ran in: its name, or in older results its neighbour kind. */

@@ -4,7 +4,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { armsIn, type Arm } from '@sammy/player/abr';
+import { ARM_REGISTRY, armsIn, isSammyConfigKey, type Arm } from '@sammy/player/abr';
+import type { SimArm } from '@sammy/sim/arms';
+import { FLOW_KINDS } from './designs/fairness.js';
+import { parseExperiment, type ExperimentDesign } from './designs/index.js';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
 import { NEIGHBOUR_KINDS, neighbourKind, type Neighbour, type NeighbourKind } from './neighbours.js';
 import { SCENARIO_DIR } from './paths.js';
@@ -88,6 +91,12 @@ export interface Scenario {
     steadyFromBufferFraction: number | null;
   };
   player: {
+    /**
+     * `browser`: the player page in headless Chromium (one process per session).
+     * `headless`: the Node headless player (`src/headless/`): the simulator's model of
+     * each arm over real HTTP, many sessions in one process.
+     */
+    kind: PlayerKind;
     /** The buffer target of every arm: it decides when the video's bytes cross the link, so what neighbours see. */
     maxBufferS: number;
     /** Further player-config overrides, passed in the page's `&config=`. */
@@ -113,7 +122,12 @@ export interface Scenario {
   neighbours: Experiment[];
   arms: Arm[];
   trials: number;
+  /** An experiment design over many sessions at once (`src/lab/designs/`); null runs the neighbour experiments. */
+  experiment: ExperimentDesign | null;
 }
+
+export type PlayerKind = 'browser' | 'headless';
+export const PLAYER_KINDS: readonly PlayerKind[] = ['browser', 'headless'];
 
 const KINDS = Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[];
 const NAMESPACE_CCS = ['reno', 'bbr'];
@@ -160,6 +174,14 @@ const LAB_ARMS: readonly Arm[] = armsIn('headless');
 function arm(path: string, v: unknown): Arm {
   if (!LAB_ARMS.includes(v as Arm)) bad(path, v, LAB_ARMS.join(', '));
   return v as Arm;
+}
+
+/** The arms the headless player runs: those the simulator models (`ARM_REGISTRY[arm].sim`). */
+export const HEADLESS_ARMS: readonly Arm[] = LAB_ARMS.filter((a) => ARM_REGISTRY[a].sim !== null);
+
+function headlessArm(path: string, v: unknown): SimArm {
+  if (!HEADLESS_ARMS.includes(v as Arm)) bad(path, v, `an arm the headless player runs (${HEADLESS_ARMS.join(', ')}): it drives the simulator's model of each arm`);
+  return v as SimArm;
 }
 
 function window(o: Obj, path: string, playS: number): { startS: number; endS: number | null } {
@@ -248,7 +270,7 @@ function linkTrace(link: Obj, scenarioDir: string): LinkTrace {
 
 /** Validates a parsed scenario and fills defaults; `scenarioDir` is where a trace's relative path starts. */
 export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR): Scenario {
-  const o = obj('scenario', json, ['name', 'description', 'thesisComparison', 'link', 'media', 'session', 'player', 'server', 'neighbours', 'arms', 'trials']);
+  const o = obj('scenario', json, ['name', 'description', 'thesisComparison', 'link', 'media', 'session', 'player', 'server', 'neighbours', 'arms', 'trials', 'experiment']);
   const link = obj('link', o.link, ['rateMbps', 'trace', 'calibrationS', 'rttMs', 'queue', 'shapeUpstream', 'burstBytes']);
   if ((link.rateMbps === undefined) === (link.trace === undefined)) {
     bad('link', link, 'exactly one of rateMbps (a constant rate, tbf) and trace (a mahimahi or JSON steps file)');
@@ -259,7 +281,9 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   const queue = queueOf(link.queue ?? { bdp: 4 }, 'link.queue');
   const media = obj('media', o.media ?? {}, ['ladder', 'durationS']);
   const session = obj('session', o.session ?? {}, ['playS', 'startupTimeoutS', 'gapS', 'steadyFromBufferFraction']);
-  const player = obj('player', o.player ?? {}, ['maxBufferS', 'config', 'history', 'warmupSessions', 'warmupPlayS']);
+  const player = obj('player', o.player ?? {}, ['kind', 'maxBufferS', 'config', 'history', 'warmupSessions', 'warmupPlayS']);
+  const playerKind = (player.kind ?? 'browser') as PlayerKind;
+  if (!PLAYER_KINDS.includes(playerKind)) bad('player.kind', player.kind, `${PLAYER_KINDS.join(', ')} (browser: the page in Chromium; headless: the Node player, many sessions at once)`);
   const history = player.history ?? 'per-arm';
   if (history !== 'per-arm' && history !== 'per-session') bad('player.history', history, 'per-arm, per-session');
   const server = obj('server', o.server ?? {}, ['kind', 'burstPackets', 'trainPackets', 'congestionControl', 'extraArgs']);
@@ -277,13 +301,21 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   if (!Array.isArray(extraArgs) || extraArgs.some((a) => typeof a !== 'string')) bad('server.extraArgs', extraArgs, 'an array of strings');
   const config = player.config ?? {};
   obj('player.config', config, Object.keys(config as Obj));
+  if (playerKind === 'headless') {
+    for (const key of Object.keys(config as Obj)) if (!isSammyConfigKey(key)) bad(`player.config.${key}`, (config as Obj)[key], "a Sammy core parameter: the headless player runs the simulator's arm models, which read only those");
+  }
+  const design = o.experiment === undefined ? null : parseExperiment(o.experiment, 'experiment', { num, int, arm: headlessArm, bad }, { playS });
+  if (design && trace !== null) bad('experiment', o.experiment, 'no experiment design on a trace link (link.trace): its trace restarts at each play request, for one session at a time; use link.rateMbps');
+  if (design && playerKind !== 'headless') bad('player.kind', playerKind, 'headless with an experiment design (its sessions share the link at once; only the headless player runs many at a time)');
+  if (design && o.neighbours === undefined) o.neighbours = [{ kind: 'none' }];
   if (!Array.isArray(o.neighbours) || o.neighbours.length === 0) bad('neighbours', o.neighbours, 'a non-empty array');
   const defaults = { playS, server: serverDefaults, queue, traceLink: trace !== null };
   const neighbours = o.neighbours.map((n, i) => experiment(n, `neighbours[${i}]`, defaults));
   const names = neighbours.map((n) => n.name);
   if (new Set(names).size !== names.length) bad('neighbours', names, 'each experiment name at most once (the name is the kind unless given)');
+  if (design && o.arms === undefined) o.arms = [...new Set(design.design === 'fairness' ? design.flows.flatMap((f) => { const k = FLOW_KINDS[f]!; return 'video' in k ? [k.video] : []; }) : [design.control, design.treatment])];
   if (!Array.isArray(o.arms) || o.arms.length === 0) bad('arms', o.arms, `a non-empty array of ${LAB_ARMS.join(', ')}`);
-  const arms = o.arms.map((a, i) => arm(`arms[${i}]`, a));
+  const arms = o.arms.map((a, i) => (playerKind === 'headless' ? headlessArm : arm)(`arms[${i}]`, a) as Arm);
   if (new Set(arms).size !== arms.length) bad('arms', arms, 'each arm at most once');
   neighbours.forEach((n, i) => n.arms?.forEach((a, j) => arms.includes(a) || bad(`neighbours[${i}].arms[${j}]`, a, `one of the scenario's arms (${arms.join(', ')})`)));
   return {
@@ -307,6 +339,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
       steadyFromBufferFraction: session.steadyFromBufferFraction === undefined || session.steadyFromBufferFraction === null ? null : num(session, 'session', 'steadyFromBufferFraction', 0.1, 1),
     },
     player: {
+      kind: playerKind,
       maxBufferS,
       config: config as Obj,
       history,
@@ -317,6 +350,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
     neighbours,
     arms,
     trials: int(o, 'scenario', 'trials', 1, 1000, 1),
+    experiment: design,
   };
 }
 
@@ -360,9 +394,19 @@ export function loadScenario(nameOrPath: string): Scenario {
 }
 
 /** The run's overrides from the command line (arms, trials, neighbour kinds). */
-export function withOverrides(s: Scenario, o: { arms?: string[]; trials?: number; neighbours?: string[] }): Scenario {
+export function withOverrides(s: Scenario, o: { arms?: string[]; trials?: number; neighbours?: string[]; player?: string }): Scenario {
   const next = { ...s };
-  if (o.arms) next.arms = o.arms.map((a, i) => arm(`--arms[${i}]`, a));
+  if (o.player !== undefined) {
+    if (!PLAYER_KINDS.includes(o.player as PlayerKind)) bad('--player', o.player, PLAYER_KINDS.join(', '));
+    if (s.experiment && o.player !== 'headless') bad('--player', o.player, 'headless for a scenario with an experiment design');
+    next.player = { ...s.player, kind: o.player as PlayerKind };
+    if (o.player === 'headless') {
+      s.arms.forEach((a, i) => headlessArm(`arms[${i}]`, a));
+      s.neighbours.forEach((n, i) => n.kind === 'video' && headlessArm(`neighbours[${i}].arm`, n.arm));
+      for (const key of Object.keys(s.player.config)) if (!isSammyConfigKey(key)) bad(`player.config.${key}`, s.player.config[key], 'a Sammy core parameter, with --player headless');
+    }
+  }
+  if (o.arms) next.arms = o.arms.map((a, i) => (next.player.kind === 'headless' ? headlessArm : arm)(`--arms[${i}]`, a) as Arm);
   if (o.trials !== undefined) {
     if (!Number.isInteger(o.trials) || o.trials < 1) bad('--trials', o.trials, 'a positive integer');
     next.trials = o.trials;
