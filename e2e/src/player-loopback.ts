@@ -5,7 +5,7 @@
 import type { Browser, Page, Request } from 'playwright-core';
 import { startServer, stop, type Managed } from '@sammy/server/process';
 import { readTelemetry, type ResponseTelemetry } from '@sammy/server/telemetry';
-import type { Arm, SessionQoE } from '@sammy/player/abr';
+import type { Arm, PlayerName, SessionQoE } from '@sammy/player/abr';
 import { REPO_DIR } from './lab/paths.js';
 
 export interface LoopbackServer {
@@ -51,6 +51,7 @@ export interface WireRequest {
 }
 
 export interface PlayerSession {
+  player: PlayerName;
   arm: Arm;
   qoe: SessionQoE;
   requests: PageRequest[];
@@ -65,6 +66,8 @@ export async function runPlayerSession(
   browser: Browser,
   o: {
     baseUrl: string;
+    /** The page's `?player=` (default dash.js). */
+    player?: PlayerName;
     arm: Arm;
     config: Record<string, unknown>;
     playS: number;
@@ -89,7 +92,8 @@ export async function runPlayerSession(
     pending.push(r.allHeaders().then((headers) => void wire.push({ path: u.pathname, query: u.search, headers })));
   });
   try {
-    const url = `${o.baseUrl}/?arm=${o.arm}&config=${encodeURIComponent(JSON.stringify(o.config))}`;
+    const player = o.player ?? 'dashjs';
+    const url = `${o.baseUrl}/?player=${player}&arm=${o.arm}&config=${encodeURIComponent(JSON.stringify(o.config))}`;
     await page.goto(url, { waitUntil: 'load' });
     await page.waitForFunction(() => typeof window.sammy?.qoe().playDelayS === 'number', undefined, { polling: 50, timeout: (o.startupTimeoutS ?? 20) * 1000 });
     await o.act?.(page);
@@ -102,12 +106,12 @@ export async function runPlayerSession(
     await Promise.all(pending);
     // The history lives in localStorage: a second page of the same context sees it.
     const second = await context.newPage();
-    await second.goto(`${o.baseUrl}/?arm=${o.arm}&autoplay=0`, { waitUntil: 'load' });
+    await second.goto(`${o.baseUrl}/?player=${player}&arm=${o.arm}&autoplay=0`, { waitUntil: 'load' });
     const historyAfter = await second.evaluate(async () => {
       await window.sammy!.ready;
       return (window.sammy as unknown as PageApiExtras).history();
     });
-    return { arm: o.arm, qoe, requests, wire, historyAfter, pageErrors, elapsedS: (Date.now() - t0) / 1000 };
+    return { player, arm: o.arm, qoe, requests, wire, historyAfter, pageErrors, elapsedS: (Date.now() - t0) / 1000 };
   } finally {
     await context.close();
   }

@@ -1,6 +1,7 @@
 /**
  * `npm run build -w @sammy/player [-- --out DIR]`: bundles the demo page with esbuild
- * into `player/dist/` (git-ignored; the server serves it at `/`).
+ * into `player/dist/` (git-ignored; the server serves it at `/`). Each web player's
+ * adapter is a chunk of its own (`chunks/`), loaded only by a page that plays with it.
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,12 +12,15 @@ import { build } from 'esbuild';
 export const PLAYER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DEFAULT_OUT_DIR = join(PLAYER_DIR, 'dist');
 
-/** Builds the page into `outDir`; returns the bundle's size in bytes. */
+/** Builds the page into `outDir`; returns the size in bytes of `main.js` (the page without any player). */
 export async function buildPlayer(outDir: string = DEFAULT_OUT_DIR): Promise<number> {
   mkdirSync(outDir, { recursive: true });
   const result = await build({
     entryPoints: [join(PLAYER_DIR, 'src', 'app', 'main.ts')],
-    outfile: join(outDir, 'main.js'),
+    outdir: outDir,
+    entryNames: '[name]',
+    chunkNames: 'chunks/[name]-[hash]',
+    splitting: true,
     bundle: true,
     format: 'esm',
     platform: 'browser',

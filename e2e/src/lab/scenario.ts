@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { armsIn, type Arm } from '@sammy/player/abr';
+import { armsFor, type Arm } from '@sammy/player/abr';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
 import { NEIGHBOUR_KINDS, neighbourKind, type Neighbour, type NeighbourKind } from './neighbours.js';
 import { SCENARIO_DIR } from './paths.js';
@@ -114,8 +114,8 @@ function bool(o: Obj, path: string, key: string, fallback: boolean): boolean {
   return v;
 }
 
-/** The arms the registry says run headless: the lab drives the player page in headless Chromium. */
-const LAB_ARMS: readonly Arm[] = armsIn('headless');
+/** The arms the registry says run headless on dash.js: the lab drives the player page (its default player) in headless Chromium. */
+const LAB_ARMS: readonly Arm[] = armsFor('dashjs', 'headless');
 
 function arm(path: string, v: unknown): Arm {
   if (!LAB_ARMS.includes(v as Arm)) bad(path, v, LAB_ARMS.join(', '));

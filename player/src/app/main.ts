@@ -1,7 +1,9 @@
 /**
  * The demo page (served by the server at `/`). URL parameters (player/README.md, "The page"):
- *   arm=NAME                               an arm that runs in the browser (src/abr/arms/; default sammy)
- *   mpd=URL                                (default /media/manifest.mpd; segments.json is read next to it)
+ *   player=dashjs|shaka|hlsjs              the web player (default dashjs)
+ *   arm=NAME                               an arm that runs in the browser on that player (src/abr/arms/; default sammy)
+ *   manifest=URL                           (also mpd=URL; default /media/manifest.mpd, for hls.js /media/manifest.m3u8;
+ *                                          segments.json is read next to it)
  *   config=<URI-encoded JSON>              overrides of the player config, e.g. {"maxBufferS":240}
  *   autoplay=1|0                           (default 1; with 0 the session starts on the Play button)
  * and `window.sammy` for tests and the lab.
@@ -9,10 +11,11 @@
 import { DEFAULT_SEGMENT_DURATION_S, parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { InitialThroughputHistory } from '../abr/history.js';
 import { summarizeSession } from '../abr/qoe.js';
-import { ARMS, type Arm } from '../abr/arms/index.js';
+import { armsFor, PLAYERS, type Arm, type PlayerName } from '../abr/arms/index.js';
 import type { SessionQoE } from '../abr/records.js';
-import { startPlayback, type Playback, type SentRequest } from '../dashjs/adapter.js';
-import { DEFAULT_PLAYER_CONFIG, parseArm, resolvePlayerConfig, type PlayerConfig } from '../dashjs/player-config.js';
+import type { Playback, SentRequest } from '../playback/playback.js';
+import { DEFAULT_PLAYER_CONFIG, parseArm, parsePlayer, resolvePlayerConfig, type PlayerConfig } from '../playback/player-config.js';
+import { PLAYER_REGISTRY } from '../playback/players.js';
 import { LiveCharts } from './charts.js';
 import { localStorageStore } from './local-storage.js';
 
@@ -20,7 +23,7 @@ export interface SammyPageApi {
   /** Resolves once the page can play (config valid, segments.json loaded); rejects with the reason otherwise. */
   ready: Promise<void>;
   qoe(): SessionQoE;
-  /** The full parameter set of this page: arm, manifest and every player parameter. */
+  /** The full parameter set of this page: player, arm, manifest and every player parameter. */
   config(): Record<string, unknown>;
   /** Empties this device's initial-phase throughput history (thesis 2.5.6). */
   resetHistory(): void;
@@ -32,7 +35,7 @@ export interface SammyPageApi {
   play(): void;
   /**
    * Extra: end the session: its QoE is frozen (later `qoe()` calls return it) and the
-   * dash.js player is destroyed, so no request leaves the page afterwards. Tests call
+   * player is destroyed, so no request leaves the page afterwards. Tests call
    * it before comparing what the page sent with what the server logged.
    */
   stop(): SessionQoE;
@@ -46,7 +49,6 @@ declare global {
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
-const mpdUrl = new URL(params.get('mpd') ?? '/media/manifest.mpd', location.href).href;
 const autoplay = params.get('autoplay') !== '0';
 const logLines: string[] = [];
 
@@ -63,11 +65,13 @@ function showError(message: string): void {
   el.hidden = false;
 }
 
+let player: PlayerName = 'dashjs';
 let arm: Arm = 'sammy';
 let config: PlayerConfig = { ...DEFAULT_PLAYER_CONFIG };
 let setupError: Error | null = null;
 try {
-  arm = parseArm(params.get('arm'));
+  player = parsePlayer(params.get('player'));
+  arm = parseArm(params.get('arm'), player);
   const raw = params.get('config');
   let overrides: unknown = {};
   if (raw !== null && raw !== '') {
@@ -82,13 +86,14 @@ try {
   setupError = err as Error;
 }
 
+const manifestUrl = new URL(params.get('manifest') ?? params.get('mpd') ?? PLAYER_REGISTRY[player].defaultManifest, location.href).href;
 const history = new InitialThroughputHistory(localStorageStore(), config.historySize);
-const fullConfig = (): Record<string, unknown> => ({ arm, mpd: mpdUrl, ...config });
+const fullConfig = (): Record<string, unknown> => ({ player, arm, manifest: manifestUrl, ...config });
 let sidecar: SegmentsSidecar | null = null;
 let playback: Playback | null = null;
 
 async function loadSidecar(): Promise<SegmentsSidecar | null> {
-  const url = new URL('segments.json', mpdUrl).href;
+  const url = new URL('segments.json', manifestUrl).href;
   try {
     const res = await fetch(url, { cache: 'no-cache' });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
@@ -113,12 +118,14 @@ function play(): void {
   // The play delay counts from here, so it includes fetching segments.json.
   playRequestedMs = performance.now();
   $('play').hidden = true;
-  void ready.then(() => {
+  void ready.then(async () => {
     if (playback) return;
     try {
+      const startPlayback = await PLAYER_REGISTRY[player].load();
+      if (playback || stoppedQoe) return;
       playback = startPlayback({
         video: $<HTMLVideoElement>('video'),
-        mpdUrl,
+        manifestUrl,
         arm,
         config,
         sidecar,
@@ -158,8 +165,16 @@ window.sammy = {
 };
 
 // --- page furniture ---
+const playerSelect = $<HTMLSelectElement>('player');
+for (const p of PLAYERS) playerSelect.add(new Option(PLAYER_REGISTRY[p].description, p, p === player, p === player));
+playerSelect.addEventListener('change', () => {
+  params.set('player', playerSelect.value);
+  // Keep the arm only if the new player runs it.
+  if (!(armsFor(playerSelect.value as PlayerName) as readonly string[]).includes(arm)) params.delete('arm');
+  location.search = params.toString();
+});
 const select = $<HTMLSelectElement>('arm');
-for (const a of ARMS) select.add(new Option(a, a, a === arm, a === arm));
+for (const a of armsFor(player)) select.add(new Option(a, a, a === arm, a === arm));
 select.addEventListener('change', () => {
   params.set('arm', select.value);
   location.search = params.toString();
@@ -178,11 +193,11 @@ function fmt(v: number | null, digits = 0, unit = ''): string {
 setInterval(() => {
   if (!playback) return;
   const t = playback.collector.sinceStartS();
-  const b = playback.player.getBufferLength('video');
-  if (t !== null) charts.addBuffer(t, Number.isFinite(b) ? b : 0);
+  if (t !== null) charts.addBuffer(t, playback.bufferS());
   const q = playback.qoe();
   const last = q.chunks.at(-1);
   const rows: [string, string][] = [
+    ['player', PLAYER_REGISTRY[playback.player].description],
     ['arm', q.arm],
     ['phase', playback.collector.phase],
     ['play delay', fmt(q.playDelayS, 3, ' s')],

@@ -2,9 +2,10 @@
  * dash.js 5 settings per arm (why each: docs/dashjs.md). Pure: the adapter passes the
  * result to `player.updateSettings()`.
  */
-import { CmcdTransmissionMode } from '@svta/cml-cmcd';
+import { CMCD_KEYS, CmcdTransmissionMode } from '@svta/cml-cmcd';
 import { ARM_REGISTRY, dashjsBufferTimesS, type Arm } from '../abr/arms/index.js';
-import { cmcdKeysFor, type PlayerConfig } from './player-config.js';
+import { playerCmcdKeys } from '../playback/cmcd-status.js';
+import type { PlayerConfig } from '../playback/player-config.js';
 
 /**
  * CMCD header mode. dash.js 5.2.1 compares `streaming.cmcd.mode` with
@@ -53,7 +54,7 @@ export function dashjsSettings(arm: Arm, config: PlayerConfig, initialBitrateKbp
         enabled: true,
         mode: CMCD_MODE_HEADERS,
         version: 1,
-        enabledKeys: cmcdKeysFor(arm),
+        enabledKeys: playerCmcdKeys(arm, CMCD_KEYS),
         rtpSafetyFactor: config.dashjsRtpSafetyFactor,
       },
     },

@@ -2,10 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeCmcd } from '@svta/cml-cmcd';
-import { rtpOf, withRtp } from '../../src/dashjs/cmcd-status.js';
-import { DEFAULT_PLAYER_CONFIG, cmcdKeysFor, parseArm, resolvePlayerConfig } from '../../src/dashjs/player-config.js';
-import { appliedRateKbps } from '../../src/dashjs/server-timing.js';
+import { rtpOf, withRtp } from '../../src/playback/cmcd-status.js';
+import { DEFAULT_PLAYER_CONFIG, parseArm, parsePlayer, resolvePlayerConfig } from '../../src/playback/player-config.js';
+import { appliedRateKbps } from '../../src/playback/server-timing.js';
 import { BUILT_IN_RULES, CMCD_MODE_HEADERS, dashjsSettings } from '../../src/dashjs/settings.js';
+import { playerCmcdKeys } from '../../src/playback/cmcd-status.js';
 
 describe('CMCD-Status rtp', () => {
   const dashjsHeaders = { 'CMCD-Object': 'br=1050,d=2000,ot=v,tb=1050', 'CMCD-Request': 'bl=4000,mtp=25000', 'CMCD-Status': 'bs', 'CMCD-Session': 'sid="abc"' };
@@ -86,12 +87,14 @@ describe('dash.js settings per arm', () => {
     }
   });
 
-  test("dash.js computes rtp only in the dashjs-rtp arm; the others keep every other CMCD key", () => {
-    expect(cmcdKeysFor('dashjs-rtp')).toContain('rtp');
+  test("the player computes rtp only in its own-rtp arm; the others keep every other CMCD key", () => {
+    for (const arm of ['dashjs-rtp', 'shaka-rtp', 'hlsjs-rtp'] as const) expect(playerCmcdKeys(arm)).toContain('rtp');
     for (const arm of ['sammy', 'control', 'fixed4x'] as const) {
-      expect(cmcdKeysFor(arm)).not.toContain('rtp');
-      expect(cmcdKeysFor(arm)).toEqual(expect.arrayContaining(['br', 'bl', 'bs', 'd', 'mtp', 'ot', 'sid', 'tb']));
+      expect(playerCmcdKeys(arm)).not.toContain('rtp');
+      expect(playerCmcdKeys(arm)).toEqual(expect.arrayContaining(['br', 'bl', 'bs', 'd', 'mtp', 'ot', 'sid', 'tb']));
     }
+    expect(dashjsSettings('dashjs-rtp', DEFAULT_PLAYER_CONFIG, null).streaming.cmcd.enabledKeys).toContain('rtp');
+    expect(dashjsSettings('sammy', DEFAULT_PLAYER_CONFIG, null).streaming.cmcd.enabledKeys).not.toContain('rtp');
   });
 });
 
@@ -108,10 +111,19 @@ describe('player config and arms', () => {
     expect(() => resolvePlayerConfig({ beta: 2 })).toThrow(/invalid beta: 2/);
   });
 
-  test('arms: sammy by default, the four names, nothing else', () => {
+  test("arms: sammy by default, the player's arms, nothing else", () => {
     expect(parseArm(null)).toBe('sammy');
     expect(parseArm('')).toBe('sammy');
     expect(parseArm('fixed4x')).toBe('fixed4x');
     expect(() => parseArm('bola')).toThrow(/unknown arm "bola"/);
+    expect(parseArm('shaka-rtp', 'shaka')).toBe('shaka-rtp');
+    expect(() => parseArm('shaka-rtp', 'dashjs')).toThrow(/unknown arm "shaka-rtp" for player dashjs \(known: sammy, control, fixed4x, dashjs-rtp\)/);
+    expect(() => parseArm('dashjs-rtp', 'hlsjs')).toThrow(/for player hlsjs \(known: sammy, control, fixed4x, hlsjs-rtp\)/);
+  });
+
+  test('players: dash.js by default, the three names, nothing else', () => {
+    expect(parsePlayer(null)).toBe('dashjs');
+    expect(parsePlayer('hlsjs')).toBe('hlsjs');
+    expect(() => parsePlayer('videojs')).toThrow(/unknown player "videojs" \(known: dashjs, shaka, hlsjs\)/);
   });
 });

@@ -43,7 +43,7 @@ let fake = new FakePlayer();
 const factoryMaker = { getClassFactory: (ctor: unknown) => ctor, getClassFactoryByName: () => () => ({ create: () => ({}) }) };
 jest.unstable_mockModule('dashjs', () => ({ MediaPlayer: () => ({ create: () => fake }), default: { FactoryMaker: factoryMaker } }));
 const { startPlayback } = await import('../../src/dashjs/adapter.js');
-const { DEFAULT_PLAYER_CONFIG } = await import('../../src/dashjs/player-config.js');
+const { DEFAULT_PLAYER_CONFIG } = await import('../../src/playback/player-config.js');
 
 const sidecar: SegmentsSidecar = {
   segmentDurationS: 2,
@@ -74,7 +74,7 @@ function play(arm: Arm) {
   const chunks: ChunkRecord[] = [];
   const playback = startPlayback({
     video: new FakeVideo() as unknown as HTMLVideoElement,
-    mpdUrl: '/media/manifest.mpd',
+    manifestUrl: '/media/manifest.mpd',
     arm,
     config: DEFAULT_PLAYER_CONFIG,
     sidecar,
@@ -121,7 +121,7 @@ describe('startPlayback', () => {
 
   test('sammy without segments.json is refused', () => {
     expect(() =>
-      startPlayback({ video: new FakeVideo() as unknown as HTMLVideoElement, mpdUrl: '/m.mpd', arm: 'sammy', config: DEFAULT_PLAYER_CONFIG, sidecar: null, history: new InitialThroughputHistory(memoryStore(), 10) }),
+      startPlayback({ video: new FakeVideo() as unknown as HTMLVideoElement, manifestUrl: '/m.mpd', arm: 'sammy', config: DEFAULT_PLAYER_CONFIG, sidecar: null, history: new InitialThroughputHistory(memoryStore(), 10) }),
     ).toThrow(/sammy arm needs segments.json/);
   });
 });
