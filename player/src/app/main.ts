@@ -13,9 +13,9 @@ import { InitialThroughputHistory } from '../abr/history.js';
 import { summarizeSession } from '../abr/qoe.js';
 import { armsFor, PLAYERS, type Arm, type PlayerName } from '../abr/arms/index.js';
 import type { SessionQoE } from '../abr/records.js';
-import type { Playback, SentRequest } from '../playback/playback.js';
-import { DEFAULT_PLAYER_CONFIG, parseArm, parsePlayer, resolvePlayerConfig, type PlayerConfig } from '../playback/player-config.js';
-import { PLAYER_REGISTRY } from '../playback/players.js';
+import type { Playback, SentRequest } from '../browser/playback.js';
+import { DEFAULT_PLAYER_CONFIG, parseArm, parsePlayer, resolvePlayerConfig, type PlayerConfig } from '../browser/player-config.js';
+import { PLAYER_REGISTRY } from '../browser/players.js';
 import { LiveCharts } from './charts.js';
 import { localStorageStore } from './local-storage.js';
 

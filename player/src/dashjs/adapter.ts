@@ -5,7 +5,7 @@
  *   2. `sammy`: the custom ABR rule, which asks the playback core for a rung at
  *      dash.js's video buffer level (sammy-rule.ts).
  *   3. A request interceptor, after dash.js's own CMCD step, that hands every segment
- *      request to the playback core (src/playback/), which sets or strips `rtp` in
+ *      request to the playback core (src/browser/playback.ts), which sets or strips `rtp` in
  *      `CMCD-Status` as the arm's policy says.
  *   4. A response interceptor that hands each video chunk's bytes, dash.js's timing
  *      and Server-Timing to the playback core for its ChunkRecord.
@@ -14,8 +14,8 @@
  */
 import * as dashjs from 'dashjs';
 import type { MediaPlayerClass } from 'dashjs';
-import { headerValue } from '../playback/headers.js';
-import { byteLength, guarded, PlaybackCore, type ChunkRequest, type Playback, type PlaybackOptions, type SegmentType } from '../playback/playback.js';
+import { headerValue } from '../browser/headers.js';
+import { byteLength, guarded, PlaybackCore, type ChunkRequest, type Playback, type PlaybackOptions, type SegmentType } from '../browser/playback.js';
 import { createSammyRule } from './sammy-rule.js';
 import { dashjsSettings } from './settings.js';
 

@@ -4,8 +4,8 @@
  */
 import { CMCD_KEYS, CmcdTransmissionMode } from '@svta/cml-cmcd';
 import { ARM_REGISTRY, dashjsBufferTimesS, type Arm } from '../abr/arms/index.js';
-import { playerCmcdKeys } from '../playback/cmcd-status.js';
-import type { PlayerConfig } from '../playback/player-config.js';
+import { playerCmcdKeys } from '../browser/cmcd-status.js';
+import type { PlayerConfig } from '../browser/player-config.js';
 
 /**
  * CMCD header mode. dash.js 5.2.1 compares `streaming.cmcd.mode` with

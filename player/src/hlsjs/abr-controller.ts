@@ -15,7 +15,7 @@
  */
 import type Hls from 'hls.js';
 import type { AbrComponentAPI, Level } from 'hls.js';
-import { guarded, type PlaybackCore } from '../playback/playback.js';
+import { guarded, type PlaybackCore } from '../browser/playback.js';
 
 const MEDIA_PLAYLIST = /media-(\d+)\.m3u8(?:$|\?)/;
 

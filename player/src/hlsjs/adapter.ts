@@ -5,7 +5,7 @@
  *      controller (abr-controller.ts).
  *   2. A fragment loader around hls.js's own, which hls.js's CMCD step wraps in turn,
  *      so it runs after that step: it hands every fragment request (init and media,
- *      video and audio) to the playback core (src/playback/), which sets or strips
+ *      video and audio) to the playback core (src/browser/playback.ts), which sets or strips
  *      `rtp` in `CMCD-Status` as the arm's policy says, and hands each video chunk's
  *      bytes, hls.js's timing and Server-Timing back to it for its ChunkRecord.
  * Nothing here throws into hls.js: a failing step logs, and the request or response
@@ -14,9 +14,9 @@
 import Hls from 'hls.js';
 import type { FragmentLoaderConstructor, FragmentLoaderContext, HlsConfig, Loader, LoaderCallbacks, LoaderConfiguration } from 'hls.js';
 import { ARM_REGISTRY } from '../abr/arms/index.js';
-import { playerCmcdKeys } from '../playback/cmcd-status.js';
-import { armParam } from '../playback/player-config.js';
-import { byteLength, guarded, PlaybackCore, type Playback, type PlaybackOptions } from '../playback/playback.js';
+import { playerCmcdKeys } from '../browser/cmcd-status.js';
+import { armParam } from '../browser/player-config.js';
+import { byteLength, guarded, PlaybackCore, type Playback, type PlaybackOptions } from '../browser/playback.js';
 import { levelRungs, sammyAbrController, type SammyAbr } from './abr-controller.js';
 
 /** hls.js's configuration for the arm. */

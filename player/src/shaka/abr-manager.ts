@@ -13,7 +13,7 @@
  * Any failure keeps the current variant and logs; nothing throws into Shaka.
  */
 import type shaka from 'shaka-player/dist/shaka-player.dash.js';
-import { guarded, type PlaybackCore } from '../playback/playback.js';
+import { guarded, type PlaybackCore } from '../browser/playback.js';
 
 type Variant = shaka.extern.Variant;
 type Restrictions = shaka.extern.Restrictions;

@@ -4,7 +4,7 @@
  *      `rtp` only when the arm keeps Shaka's own), and for `sammy` the Sammy
  *      AbrManager (abr-manager.ts).
  *   2. A request filter, which Shaka runs after its own CMCD step, that hands every
- *      segment request to the playback core (src/playback/): it sets or strips `rtp`
+ *      segment request to the playback core (src/browser/playback.ts): it sets or strips `rtp`
  *      in `CMCD-Status` as the arm's policy says.
  *   3. A response filter that hands each video chunk's bytes, Shaka's timing and
  *      Server-Timing to the playback core for its ChunkRecord, then lets the Sammy
@@ -14,10 +14,10 @@
  */
 import shaka from 'shaka-player/dist/shaka-player.dash.js';
 import { ARM_REGISTRY } from '../abr/arms/index.js';
-import { playerCmcdKeys } from '../playback/cmcd-status.js';
-import { headerValue } from '../playback/headers.js';
-import { armParam } from '../playback/player-config.js';
-import { bufferedAheadS, byteLength, guarded, PlaybackCore, type ChunkRequest, type Playback, type PlaybackOptions } from '../playback/playback.js';
+import { playerCmcdKeys } from '../browser/cmcd-status.js';
+import { headerValue } from '../browser/headers.js';
+import { armParam } from '../browser/player-config.js';
+import { bufferedAheadS, byteLength, guarded, PlaybackCore, type ChunkRequest, type Playback, type PlaybackOptions } from '../browser/playback.js';
 import { SammyAbrManager } from './abr-manager.js';
 
 const { RequestType, AdvancedRequestType } = shaka.net.NetworkingEngine;

@@ -2,11 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeCmcd } from '@svta/cml-cmcd';
-import { rtpOf, withRtp } from '../../src/playback/cmcd-status.js';
-import { DEFAULT_PLAYER_CONFIG, parseArm, parsePlayer, resolvePlayerConfig } from '../../src/playback/player-config.js';
-import { appliedRateKbps } from '../../src/playback/server-timing.js';
+import { rtpOf, withRtp } from '../../src/browser/cmcd-status.js';
+import { DEFAULT_PLAYER_CONFIG, parseArm, parsePlayer, resolvePlayerConfig } from '../../src/browser/player-config.js';
+import { appliedRateKbps } from '../../src/browser/server-timing.js';
 import { BUILT_IN_RULES, CMCD_MODE_HEADERS, dashjsSettings } from '../../src/dashjs/settings.js';
-import { playerCmcdKeys } from '../../src/playback/cmcd-status.js';
+import { playerCmcdKeys } from '../../src/browser/cmcd-status.js';
 
 describe('CMCD-Status rtp', () => {
   const dashjsHeaders = { 'CMCD-Object': 'br=1050,d=2000,ot=v,tb=1050', 'CMCD-Request': 'bl=4000,mtp=25000', 'CMCD-Status': 'bs', 'CMCD-Session': 'sid="abc"' };

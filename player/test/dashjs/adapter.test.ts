@@ -43,7 +43,7 @@ let fake = new FakePlayer();
 const factoryMaker = { getClassFactory: (ctor: unknown) => ctor, getClassFactoryByName: () => () => ({ create: () => ({}) }) };
 jest.unstable_mockModule('dashjs', () => ({ MediaPlayer: () => ({ create: () => fake }), default: { FactoryMaker: factoryMaker } }));
 const { startPlayback } = await import('../../src/dashjs/adapter.js');
-const { DEFAULT_PLAYER_CONFIG } = await import('../../src/playback/player-config.js');
+const { DEFAULT_PLAYER_CONFIG } = await import('../../src/browser/player-config.js');
 
 const sidecar: SegmentsSidecar = {
   segmentDurationS: 2,

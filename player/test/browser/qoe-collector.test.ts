@@ -1,4 +1,4 @@
-import { QoeCollector } from '../../src/playback/qoe-collector.js';
+import { QoeCollector } from '../../src/browser/qoe-collector.js';
 
 /** The parts of an HTMLVideoElement the collector reads, driven by hand. */
 class FakeVideo extends EventTarget {

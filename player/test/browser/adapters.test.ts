@@ -1,5 +1,5 @@
 import { levelFor, levelRungs } from '../../src/hlsjs/abr-controller.js';
-import { bufferedAheadS, chunkOf } from '../../src/playback/playback.js';
+import { bufferedAheadS, chunkOf } from '../../src/browser/playback.js';
 import { allowedVariants, rungOf } from '../../src/shaka/abr-manager.js';
 
 describe('what the adapters read from their players', () => {
