@@ -43,20 +43,53 @@ interface PageApiExtras {
   history(): number[] | null;
 }
 
-/** A media request as Chromium sent it. */
+/** A media request as Chromium sent it, and the Server-Timing of its response. */
 export interface WireRequest {
   path: string;
   query: string;
   headers: Record<string, string>;
+  /** The response's `Server-Timing` header; null when it had none or no response came (the session was stopped). */
+  serverTiming: string | null;
+}
+
+/**
+ * A player page under test: where it is, and how the test reaches into it. Every
+ * function runs inside the page (Playwright serialises it), so it may use only what
+ * the page itself offers.
+ */
+export interface PageUnderTest {
+  /** Path and query to load. */
+  path: string;
+  /** Freezes the session's QoE and stops the player (no request leaves afterwards); returns the QoE. */
+  stop: () => SessionQoE;
+  /** Every segment request the page sent, as it recorded them. */
+  requests: () => PageRequest[];
+  /** Path of a page of the same origin that does not play, and how it reads the device history there (none: not read). */
+  history?: { path: string; read: () => Promise<number[] | null> };
+}
+
+/** The demo page (player/src/app/) with a player, an arm and a config, driven through `window.sammy`. */
+export function demoPage(arm: Arm, config: Record<string, unknown>, player: PlayerName = 'dashjs'): PageUnderTest {
+  return {
+    path: `/?player=${player}&arm=${arm}&config=${encodeURIComponent(JSON.stringify(config))}`,
+    stop: () => (window.sammy as unknown as PageApiExtras).stop(),
+    requests: () => (window.sammy as unknown as PageApiExtras).requests(),
+    history: {
+      path: `/?player=${player}&arm=${arm}&autoplay=0`,
+      read: async () => {
+        await window.sammy!.ready;
+        return (window.sammy as unknown as PageApiExtras).history();
+      },
+    },
+  };
 }
 
 export interface PlayerSession {
-  player: PlayerName;
   arm: Arm;
   qoe: SessionQoE;
   requests: PageRequest[];
   wire: WireRequest[];
-  /** `window.sammy.history()` after the session, read from a fresh page of the same browser context. */
+  /** The device history after the session, read from a fresh page of the same browser context (null if the page under test has none). */
   historyAfter: number[] | null;
   pageErrors: string[];
   elapsedS: number;
@@ -66,7 +99,7 @@ export async function runPlayerSession(
   browser: Browser,
   o: {
     baseUrl: string;
-    /** The page's `?player=` (default dash.js). */
+    /** The demo page's `?player=` (default dash.js). */
     player?: PlayerName;
     arm: Arm;
     config: Record<string, unknown>;
@@ -74,8 +107,11 @@ export async function runPlayerSession(
     startupTimeoutS?: number;
     /** Runs after the first frame (seek, throttle, ...), before the `playS` wait. */
     act?: (page: Page) => Promise<void>;
+    /** The page to play in (default: the demo page with `player`, `arm` and `config`). */
+    page?: PageUnderTest;
   },
 ): Promise<PlayerSession> {
+  const under = o.page ?? demoPage(o.arm, o.config, o.player);
   const t0 = Date.now();
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -89,29 +125,31 @@ export async function runPlayerSession(
   page.on('request', (r: Request) => {
     const u = new URL(r.url());
     if (!u.pathname.startsWith('/media/')) return;
-    pending.push(r.allHeaders().then((headers) => void wire.push({ path: u.pathname, query: u.search, headers })));
+    const serverTiming = r
+      .response()
+      .then((res) => res?.headerValue('server-timing') ?? null)
+      .catch(() => null);
+    pending.push(Promise.all([r.allHeaders(), serverTiming]).then(([headers, st]) => void wire.push({ path: u.pathname, query: u.search, headers, serverTiming: st })));
   });
   try {
-    const player = o.player ?? 'dashjs';
-    const url = `${o.baseUrl}/?player=${player}&arm=${o.arm}&config=${encodeURIComponent(JSON.stringify(o.config))}`;
-    await page.goto(url, { waitUntil: 'load' });
+    await page.goto(`${o.baseUrl}${under.path}`, { waitUntil: 'load' });
     await page.waitForFunction(() => typeof window.sammy?.qoe().playDelayS === 'number', undefined, { polling: 50, timeout: (o.startupTimeoutS ?? 20) * 1000 });
     await o.act?.(page);
     await page.waitForTimeout(o.playS * 1000);
-    // stop() freezes the QoE and destroys the player: every request the page made has
+    // stop() freezes the QoE and stops the player: every request the page made has
     // had its 'request' event by the time it returns, and none follows, so the wire
     // list is complete before the server log is compared with it.
-    const qoe = await page.evaluate(() => (window.sammy as unknown as PageApiExtras).stop());
-    const requests = await page.evaluate(() => (window.sammy as unknown as PageApiExtras).requests());
+    const qoe = await page.evaluate(under.stop);
+    const requests = await page.evaluate(under.requests);
     await Promise.all(pending);
     // The history lives in localStorage: a second page of the same context sees it.
-    const second = await context.newPage();
-    await second.goto(`${o.baseUrl}/?player=${player}&arm=${o.arm}&autoplay=0`, { waitUntil: 'load' });
-    const historyAfter = await second.evaluate(async () => {
-      await window.sammy!.ready;
-      return (window.sammy as unknown as PageApiExtras).history();
-    });
-    return { player, arm: o.arm, qoe, requests, wire, historyAfter, pageErrors, elapsedS: (Date.now() - t0) / 1000 };
+    let historyAfter: number[] | null = null;
+    if (under.history) {
+      const second = await context.newPage();
+      await second.goto(`${o.baseUrl}${under.history.path}`, { waitUntil: 'load' });
+      historyAfter = await second.evaluate(under.history.read);
+    }
+    return { arm: o.arm, qoe, requests, wire, historyAfter, pageErrors, elapsedS: (Date.now() - t0) / 1000 };
   } finally {
     await context.close();
   }

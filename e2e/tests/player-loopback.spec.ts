@@ -3,88 +3,58 @@
  * one session per arm, on a 24 s lab ladder (top rung 1.05 Mbps) with a 12 s buffer
  * target so a short session covers both ends of the pace range:
  * - every arm starts playing, with CMCD in headers (never in the query);
- * - sammy, on each player (dash.js, Shaka, hls.js over the HLS playlists): no rtp
- *   while the first frame is awaited, an rtp on every segment request after it, each
- *   within [2.9x, 11x] of the top bitrate (or at the Eq. 2.1 floor), equal to what the
- *   core computes from the recorded buffer, and the server applied exactly those rates
- *   (its log and its Server-Timing header);
+ * - sammy, on each player (dash.js, Shaka, hls.js over the HLS playlists): no rtp while
+ *   the first frame is awaited, an rtp on every segment request after it, each within
+ *   [2.9x, 11x] of the top bitrate (or at the Eq. 2.1 floor), equal to what the core
+ *   computes from the recorded buffer, and the server applied exactly those rates (its
+ *   log and its Server-Timing header), the spiral guard never raising one;
  * - control (each player's own ABR) sends no rtp; on dash.js, fixed4x sends 4x the top
- *   bitrate and dashjs-rtp dash.js's own.
+ *   bitrate and dashjs-rtp dash.js's own, which the server's spiral guard raises to
+ *   2.5x the top bitrate.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import type { Browser } from 'playwright-core';
-import type { ResponseTelemetry } from '@sammy/server/telemetry';
 import { buildPlayer } from '@sammy/player/build';
-import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, PLAYERS, resolveSammyConfig, roundRtpKbps, type Arm, type SessionQoE } from '@sammy/player/abr';
+import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, PLAYERS, resolveSammyConfig, roundRtpKbps, type Arm } from '@sammy/player/abr';
 import { chromiumUnavailableReason, launchChromium } from '../src/browser.js';
-import { ensureLabMedia, mediaDirFor, type LabMedia } from '../src/lab/media.js';
-import { runPlayerSession, startLoopbackServer, stopLoopbackServer, type PlayerSession } from '../src/player-loopback.js';
+import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
+import { runPlayerSession } from '../src/player-loopback.js';
+import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, runOnOwnServer, type SessionRun } from './player-checks.js';
 
 const FIXTURE_S = 24;
 
-/** Why this spec cannot run here: no Chromium, or no ffmpeg to encode the fixture (unless it is cached). */
-function unavailableReason(): string | null {
-  const chromium = chromiumUnavailableReason();
-  if (chromium) return chromium;
-  const cached = existsSync(join(mediaDirFor('lab', FIXTURE_S), 'segments.json'));
-  if (!cached && spawnSync('ffmpeg', ['-version'], { stdio: 'ignore' }).status !== 0) return 'ffmpeg not found, needed to encode the test video (sudo apt-get install -y ffmpeg)';
-  return null;
-}
-
-const reason = unavailableReason();
+const reason = loopbackUnavailableReason(FIXTURE_S);
 const MAX_BUFFER_S = 12;
 const CONFIG = { maxBufferS: MAX_BUFFER_S };
 const PLAY_S: Partial<Record<Arm, number>> = { sammy: 14, control: 5, fixed4x: 5, 'dashjs-rtp': 5 };
 
-interface ArmRun {
-  session: PlayerSession;
-  log: ResponseTelemetry[];
-}
-
 let media: LabMedia;
 let workDir: string;
 let browser: Browser;
-const runs = new Map<string, ArmRun>();
+const runs = new Map<string, SessionRun>();
 let topKbps: number;
 
-const isSegment = (path: string) => /\/(chunk|init)-\d+(-\d+)?\.m4s$/.test(path);
-const rtpOfHeader = (headers: Record<string, string>): number | null => {
-  const m = /(?:^|,)\s*rtp=(\d+)/.exec(headers['cmcd-status'] ?? '');
-  return m ? Number(m[1]) : null;
-};
-
 /** One session on its own server (cached by `key`, so each test reads the same run). */
-async function run(arm: Arm, key: string = arm, extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'player' | 'config' | 'playS' | 'act'>> = {}): Promise<ArmRun> {
+async function run(arm: Arm, key: string = arm, extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'player' | 'config' | 'playS' | 'act'>> = {}): Promise<SessionRun> {
   const cached = runs.get(key);
   if (cached) return cached;
-  const server = await startLoopbackServer({ mediaDir: media.dir, playerDir: join(workDir, 'player'), logFile: join(workDir, `${key}.jsonl`) });
-  let session: PlayerSession;
-  try {
-    session = await runPlayerSession(browser, { baseUrl: server.url, arm, config: CONFIG, playS: PLAY_S[arm] ?? 5, ...extra });
-  } catch (err) {
-    await stopLoopbackServer(server);
-    throw err;
-  }
-  const r = { session, log: await stopLoopbackServer(server) };
+  const r = await runOnOwnServer(browser, { mediaDir: media.dir, playerDir: join(workDir, 'player'), logFile: join(workDir, `${key}.jsonl`) }, (baseUrl) => ({
+    baseUrl,
+    arm,
+    config: CONFIG,
+    playS: PLAY_S[arm] ?? 5,
+    ...extra,
+  }));
   runs.set(key, r);
-  console.log(`${key}: session ${session.elapsedS.toFixed(1)} s, play delay ${session.qoe.playDelayS?.toFixed(3)} s, ${session.qoe.chunks.length} video chunks`);
+  console.log(`${key}: session ${r.session.elapsedS.toFixed(1)} s, play delay ${r.session.qoe.playDelayS?.toFixed(3)} s, ${r.session.qoe.chunks.length} video chunks`);
   return r;
 }
 
-function printTimeline(label: string, qoe: SessionQoE): void {
-  console.log(`${label} video chunks: t_request_s index rung phase buffer_before_s rtp_kbps applied_kbps measured_kbps`);
-  for (const c of qoe.chunks) {
-    const cells = [c.requestS?.toFixed(2), c.index, c.rung, c.phase, c.bufferBeforeS.toFixed(2), c.rtpKbps, c.appliedRateKbps, c.throughputKbps.toFixed(0)];
-    console.log(`  ${cells.map((x) => String(x).padStart(7)).join(' ')}`);
-  }
-}
-
 /** Every arm: playback starts; CMCD travels in headers, never in the query; the page saw no error. */
-function expectCommon(r: ArmRun): void {
+function expectCommon(r: SessionRun): void {
   const { session } = r;
   expect(session.pageErrors).toEqual([]);
   expect(session.qoe.playDelayS).toBeGreaterThan(0);
@@ -92,38 +62,10 @@ function expectCommon(r: ArmRun): void {
   const segments = session.wire.filter((w) => isSegment(w.path));
   expect(segments.length).toBeGreaterThan(4);
   for (const w of session.wire) expect(w.query, w.path).not.toMatch(/CMCD=/i);
-  // dash.js's other CMCD keys are kept: bitrate and object type on every media segment.
+  // The player's other CMCD keys are kept: bitrate and session id on every media segment.
   for (const w of segments.filter((s) => s.path.includes('/chunk-'))) {
     expect(w.headers['cmcd-object'], w.path).toMatch(/br=/);
     expect(w.headers['cmcd-session'], w.path).toMatch(/sid=/);
-  }
-}
-
-/**
- * The server applied what each request asked for (clamped to its default [100, 10^7]
- * kbps), and told the page so. A path can be fetched more than once (an init segment
- * after a switch back, a segment after a seek): the n-th log line of a path is the
- * n-th request for it.
- */
-function expectServerApplied(r: ArmRun): void {
-  const sent = new Map<string, (number | null)[]>();
-  for (const w of r.session.wire.filter((x) => isSegment(x.path))) sent.set(w.path, [...(sent.get(w.path) ?? []), rtpOfHeader(w.headers)]);
-  const lines = r.log.filter((l) => isSegment(l.path));
-  expect(lines.length).toBeGreaterThanOrEqual(r.session.wire.filter((x) => isSegment(x.path)).length - 2); // one still in flight at the end may be cut
-  const seen = new Map<string, number>();
-  for (const l of lines) {
-    const n = seen.get(l.path) ?? 0;
-    seen.set(l.path, n + 1);
-    expect(sent.get(l.path)?.length ?? 0, `${l.path} (#${n + 1}) in the log was sent by the page`).toBeGreaterThan(n);
-    expect(l.rtpKbps, l.path).toBe(sent.get(l.path)![n]);
-    expect(l.appliedRateKbps, l.path).toBe(l.rtpKbps === null ? null : Math.min(10_000_000, Math.max(100, l.rtpKbps)));
-    expect(l.pacing, l.path).toBe(l.rtpKbps === null ? 'unpaced' : 'paced');
-  }
-  // Server-Timing, as the page recorded it, against the log (unique chunk paths only).
-  const once = new Map(lines.filter((l) => sent.get(l.path)!.length === 1).map((l) => [l.path, l]));
-  for (const c of r.session.qoe.chunks) {
-    const line = once.get(`/media/chunk-${c.rung}-${String(c.index + 1).padStart(5, '0')}.m4s`);
-    if (line) expect(c.appliedRateKbps, `Server-Timing of ${line.path}`).toBe(line.appliedRateKbps);
   }
 }
 
@@ -140,15 +82,7 @@ test.describe.serial('player over loopback, every arm', () => {
     console.log(`fixture and build: ${((Date.now() - t0) / 1000).toFixed(1)} s (top rung ${topKbps} kbps, ${media.dir})`);
   });
 
-  test.afterAll(async () => {
-    await browser?.close();
-    if (workDir) rmSync(workDir, { recursive: true, force: true });
-  });
-
-  test.beforeEach(() => {
-    if (reason) console.log(`SKIP: ${reason}`);
-    test.skip(reason !== null, reason ?? '');
-  });
+  closeAndSkipHooks(reason, () => ({ browser, workDir }));
 
   for (const player of PLAYERS) {
     /** dash.js's runs keep the plain arm names they always had. */
@@ -216,7 +150,11 @@ test.describe.serial('player over loopback, every arm', () => {
 
     test(`${label('sammy')}: the server applied the same rates (its log and Server-Timing)`, async () => {
       const r = await runOn('sammy');
-      expectServerApplied(r);
+      // The spiral guard never changes a Sammy request: its rtp is at least 2.9x the tb it sends.
+      expect(expectServerApplied(r)).toBe(0);
+      // Every paced media segment carries the tb its rtp was computed from: the guard had a floor for each and stayed below the rtp.
+      const pacedChunks = r.log.filter((l) => l.pacing === 'paced' && l.path.includes('/chunk-'));
+      for (const l of pacedChunks) expect(l.guardFloorKbps, l.path).not.toBeNull();
       expect(r.log.filter((l) => l.pacing === 'paced').length).toBeGreaterThanOrEqual(6);
       expect(r.session.qoe.chunks.filter((c) => c.phase === 'playing').every((c) => c.appliedRateKbps === c.rtpKbps)).toBe(true);
     });
@@ -241,6 +179,7 @@ test.describe.serial('player over loopback, every arm', () => {
       expect(r.log.every((l) => l.pacing === 'unpaced')).toBe(true);
       expect(r.session.qoe.config).toMatchObject({ player, arm: 'control' });
     });
+
   }
 
   test('fixed4x: rtp = 4x the top bitrate on every segment request', async () => {
@@ -256,7 +195,11 @@ test.describe.serial('player over loopback, every arm', () => {
     expectCommon(r);
     const media = r.session.wire.filter((x) => x.path.includes('/chunk-'));
     expect(media.every((w) => rtpOfHeader(w.headers) !== null)).toBe(true);
-    expectServerApplied(r);
+    // dash.js's rtp follows the current bitrate and falls as the buffer grows: the spiral
+    // guard raises it to 2.5x the top bitrate it sends.
+    const raised = expectServerApplied(r);
+    console.log(`dashjs-rtp: the spiral guard raised ${raised} of ${r.log.filter((l) => l.pacing === 'paced').length} paced responses`);
+    expect(raised).toBeGreaterThan(0);
   });
 
   test('sammy: a seek to an unbuffered position restarts the unpaced initial phase until the next frame', async () => {

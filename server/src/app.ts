@@ -154,6 +154,8 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     pacing: options.pacing && socketControl.available,
     burstPackets: options.burstPackets,
     burstMode: options.burstMode,
+    spiralGuard: options.spiralGuard,
+    spiralGuardMultiplier: options.spiralGuardMultiplier,
     activeResponses: pacing.activeResponses,
   }));
   app.get('/metrics', async (_request, reply) => {

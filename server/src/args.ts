@@ -6,6 +6,7 @@ import { DEFAULT_SERVER_OPTIONS, type ServerOptionsInput } from './options.js';
 
 export const USAGE = `usage: npm run serve -- --media DIR [--port ${DEFAULT_SERVER_OPTIONS.port}] [--host ${DEFAULT_SERVER_OPTIONS.host}]
   [--burst-packets ${DEFAULT_SERVER_OPTIONS.burstPackets}] [--burst-mode auto|app|kernel] [--pacing on|off]
+  [--spiral-guard on|off] [--spiral-guard-multiplier ${DEFAULT_SERVER_OPTIONS.spiralGuardMultiplier}]
   [--min-rate-kbps ${DEFAULT_SERVER_OPTIONS.minRateKbps}] [--max-rate-kbps ${DEFAULT_SERVER_OPTIONS.maxRateKbps}]
   [--log FILE] [--log-level fatal|error|warn|info|debug|silent] [--player DIR] [--cors-origin ORIGIN|*]`;
 
@@ -18,6 +19,8 @@ export const FLAG_OF_OPTION: Record<string, string> = {
   burstPackets: '--burst-packets',
   burstMode: '--burst-mode',
   pacing: '--pacing',
+  spiralGuard: '--spiral-guard',
+  spiralGuardMultiplier: '--spiral-guard-multiplier',
   minRateKbps: '--min-rate-kbps',
   maxRateKbps: '--max-rate-kbps',
   logFile: '--log',
@@ -39,10 +42,10 @@ function numberArg(flag: string, text: string | undefined): number | undefined {
   return value;
 }
 
-function pacingArg(text: string | undefined): boolean | undefined {
+function onOffArg(flag: string, text: string | undefined): boolean | undefined {
   if (text === undefined) return undefined;
   if (text === 'on' || text === 'off') return text === 'on';
-  throw invalidOption('--pacing', text, 'on, off');
+  throw invalidOption(flag, text, 'on, off');
 }
 
 /**
@@ -65,6 +68,8 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
         'burst-packets': { type: 'string' },
         'burst-mode': { type: 'string' },
         pacing: { type: 'string' },
+        'spiral-guard': { type: 'string' },
+        'spiral-guard-multiplier': { type: 'string' },
         'min-rate-kbps': { type: 'string' },
         'max-rate-kbps': { type: 'string' },
         log: { type: 'string' },
@@ -88,7 +93,9 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
   set('host', values.host);
   set('burstPackets', numberArg('--burst-packets', values['burst-packets']));
   set('burstMode', values['burst-mode'] as ServerOptionsInput['burstMode']);
-  set('pacing', pacingArg(values.pacing));
+  set('pacing', onOffArg('--pacing', values.pacing));
+  set('spiralGuard', onOffArg('--spiral-guard', values['spiral-guard']));
+  set('spiralGuardMultiplier', numberArg('--spiral-guard-multiplier', values['spiral-guard-multiplier']));
   set('minRateKbps', numberArg('--min-rate-kbps', values['min-rate-kbps']));
   set('maxRateKbps', numberArg('--max-rate-kbps', values['max-rate-kbps']));
   set('logFile', userPath(values.log, cwd));

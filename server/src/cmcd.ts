@@ -1,4 +1,5 @@
-// Reads the player's requested maximum throughput (CTA-5004 `rtp`) from a request.
+// Reads the player's requested maximum throughput (CTA-5004 `rtp`) from a request,
+// and what it says about its stream (`tb`, `br`) for the spiral guard.
 // Decoding is @svta/cml-cmcd's (the library dash.js itself uses); this module only
 // decides which payload counts and which values a server may trust.
 import { CMCD_HEADER_FIELDS, CMCD_PARAM, decodeCmcd } from '@svta/cml-cmcd';
@@ -7,7 +8,15 @@ import type { IncomingHttpHeaders } from 'node:http';
 /** The newest CMCD version this server understands (CTA-5004-B). */
 export const CMCD_MAX_VERSION = 2;
 
-export interface RateRequest {
+/** What a request says about its stream (CTA-5004 `tb`, `br`), in kbps; null when absent or unusable. */
+export interface StreamBitrates {
+  /** `tb`: the highest bitrate the player may play now. */
+  topBitrateKbps: number | null;
+  /** `br`: the encoded bitrate of the requested object. */
+  bitrateKbps: number | null;
+}
+
+export interface RateRequest extends StreamBitrates {
   /** Requested maximum throughput in kbps as sent (before clamping); null if none or unusable. */
   rtpKbps: number | null;
   /** Where the CMCD payload came from; null when the request carried none. */
@@ -16,7 +25,30 @@ export interface RateRequest {
   problem: string | null;
 }
 
-const NO_REQUEST: RateRequest = { rtpKbps: null, source: null, problem: null };
+const NO_STREAM: StreamBitrates = { topBitrateKbps: null, bitrateKbps: null };
+const NO_REQUEST: RateRequest = { rtpKbps: null, ...NO_STREAM, source: null, problem: null };
+
+/**
+ * A bitrate key's value in kbps: a positive number (CMCD v1), or the largest number of
+ * an inner list (CMCD v2 lists one value per media type, e.g. `tb=(1050;v 64;a)`).
+ * Anything else is unusable: null, with a note.
+ */
+function bitrateKbps(key: string, value: unknown): { kbps: number | null; problem: string | null } {
+  if (value === undefined) return { kbps: null, problem: null };
+  const items = Array.isArray(value) ? value : [value];
+  const numbers = items.map((item: unknown) => (typeof item === 'object' && item !== null && 'value' in item ? (item as { value: unknown }).value : item));
+  if (numbers.length > 0 && numbers.every((n) => typeof n === 'number' && Number.isFinite(n) && n > 0)) {
+    return { kbps: Math.max(...(numbers as number[])), problem: null };
+  }
+  return { kbps: null, problem: `${key} ${JSON.stringify(value)} is not a positive bitrate (kbps): ignored` };
+}
+
+/** `tb` and `br` of a decoded payload, and what was wrong with them. */
+function streamBitrates(data: Record<string, unknown>): StreamBitrates & { problems: string[] } {
+  const tb = bitrateKbps('tb', data['tb']);
+  const br = bitrateKbps('br', data['br']);
+  return { topBitrateKbps: tb.kbps, bitrateKbps: br.kbps, problems: [tb.problem, br.problem].filter((p): p is string => p !== null) };
+}
 
 /** Keys of a structured-field dictionary, in order, repeats kept (the decoder keeps only the last). */
 function dictionaryKeys(text: string): string[] {
@@ -29,36 +61,41 @@ function headerText(headers: IncomingHttpHeaders, field: string): string | undef
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+/** A payload that counts for nothing: no rate, nothing about the stream. */
+function ignored(source: 'header' | 'query', problem: string): RateRequest {
+  return { rtpKbps: null, ...NO_STREAM, source, problem };
+}
+
 function rateFrom(payloads: string[], source: 'header' | 'query', maxBytes: number): RateRequest {
   const totalBytes = payloads.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
-  if (totalBytes > maxBytes) {
-    return { rtpKbps: null, source, problem: `CMCD ${source} of ${totalBytes} bytes exceeds ${maxBytes}: ignored` };
-  }
+  if (totalBytes > maxBytes) return ignored(source, `CMCD ${source} of ${totalBytes} bytes exceeds ${maxBytes}: ignored`);
   const data: Record<string, unknown> = {};
   for (const text of payloads) {
     try {
       Object.assign(data, decodeCmcd(text));
     } catch {
-      return { rtpKbps: null, source, problem: `CMCD ${source} is not a structured-field dictionary: ignored` };
+      return ignored(source, `CMCD ${source} is not a structured-field dictionary: ignored`);
     }
   }
   const version = data['v'];
   if (version !== undefined && !(typeof version === 'number' && Number.isInteger(version) && version >= 1)) {
-    return { rtpKbps: null, source, problem: `CMCD version ${JSON.stringify(version)} is not a version number: ignored` };
+    return ignored(source, `CMCD version ${JSON.stringify(version)} is not a version number: ignored`);
   }
   if (typeof version === 'number' && version > CMCD_MAX_VERSION) {
     // CTA-5004 section 6: a payload of a version the receiver does not understand is ignored.
-    return { rtpKbps: null, source, problem: `CMCD version ${version} is newer than ${CMCD_MAX_VERSION}: ignored` };
+    return ignored(source, `CMCD version ${version} is newer than ${CMCD_MAX_VERSION}: ignored`);
   }
+  const { problems, ...stream } = streamBitrates(data);
+  const noted = (problem: string | null): string | null => [problem, ...problems].filter((p) => p !== null).join('; ') || null;
   const rtp = data['rtp'];
-  if (rtp === undefined) return { rtpKbps: null, source, problem: null };
+  if (rtp === undefined) return { rtpKbps: null, ...stream, source, problem: noted(null) };
   if (typeof rtp !== 'number' || !Number.isInteger(rtp) || rtp <= 0) {
-    return { rtpKbps: null, source, problem: `rtp ${JSON.stringify(rtp)} is not a positive integer (kbps): ignored` };
+    return { rtpKbps: null, ...stream, source, problem: noted(`rtp ${JSON.stringify(rtp)} is not a positive integer (kbps): ignored`) };
   }
   const rtpCount = payloads.flatMap(dictionaryKeys).filter((key) => key === 'rtp').length;
   // RFC 8941 section 4.2.2: the last of duplicated dictionary keys wins.
   const problem = rtpCount > 1 ? `rtp given ${rtpCount} times: the last value (${rtp}) is used` : null;
-  return { rtpKbps: rtp, source, problem };
+  return { rtpKbps: rtp, ...stream, source, problem: noted(problem) };
 }
 
 /**

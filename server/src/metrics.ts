@@ -9,6 +9,8 @@ export interface ServerMetrics {
   requests: Counter<'route' | 'status'>;
   mediaBytes: Counter;
   pacedResponses: Counter<'mechanism'>;
+  /** Paced responses the spiral guard raised to its floor, by the request field the floor came from (tb, br). */
+  spiralGuardRaised: Counter<'basis'>;
   activeResponses: Gauge;
   requestedRateKbps: Histogram;
   achievedRateKbps: Histogram;
@@ -29,6 +31,12 @@ export function createMetrics(): ServerMetrics {
       name: 'sammy_paced_responses_total',
       help: 'Media responses sent with SO_MAX_PACING_RATE, by burst mechanism',
       labelNames: ['mechanism'],
+      registers,
+    }),
+    spiralGuardRaised: new Counter({
+      name: 'sammy_spiral_guard_raised_total',
+      help: "Paced responses whose rtp the spiral guard raised to its floor (multiplier x CMCD tb, else br), by the floor's basis",
+      labelNames: ['basis'],
       registers,
     }),
     activeResponses: new Gauge({

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { invalidOption } from './errors.js';
+import { DEFAULT_SPIRAL_GUARD_MULTIPLIER } from './spiral-guard.js';
 
 /**
  * How bursts of at most `burstPackets` are made (README "Burst size"):
@@ -38,6 +39,16 @@ export interface ServerOptions {
   burstMode: BurstMode;
   /** `false` (--pacing off) serves everything unpaced: the control arm's server. */
   pacing: boolean;
+  /**
+   * The spiral guard (`src/spiral-guard.ts`): a paced response is never paced below
+   * `spiralGuardMultiplier` x the request's CMCD `tb` (else `br`). On by default: a
+   * stock player's rtp follows the bitrate it plays now, and honouring it walks the
+   * player down the ladder (thesis 2.2.3). `false` (--spiral-guard off) applies the
+   * request as sent, for experiments that need exactly that.
+   */
+  spiralGuard: boolean;
+  /** The guard's floor as a multiple of `tb` (or `br`); at least Eq. 2.1's at an empty buffer. */
+  spiralGuardMultiplier: number;
   /** Requested rates are clamped to [minRateKbps, maxRateKbps]. */
   minRateKbps: number;
   maxRateKbps: number;
@@ -72,6 +83,8 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'mediaDir'> = {
   burstPackets: 4,
   burstMode: 'auto',
   pacing: true,
+  spiralGuard: true,
+  spiralGuardMultiplier: DEFAULT_SPIRAL_GUARD_MULTIPLIER,
   // 100 kbps is CTA-5004's rtp granularity; below it a client could hold a
   // connection open for minutes per segment.
   minRateKbps: 100,
@@ -88,6 +101,12 @@ const BURST_MODES = ['auto', 'app', 'kernel'] as const;
 export const MAX_BURST_PACKETS = 65535;
 /** 2^53 bits/s expressed in kbps keeps every derived byte rate an exact double. */
 const MAX_RATE_KBPS = 1e12;
+/**
+ * Eq. 2.1's multiple of the bitrate is 1 / beta at an empty buffer, beta in (0, 1]: a
+ * floor below 1x the bitrate protects nothing. Above 100x the guard would unpace
+ * every player in effect.
+ */
+const SPIRAL_GUARD_MULTIPLIER_RANGE = { min: 1, max: 100 };
 
 function integerIn(option: string, value: unknown, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -99,6 +118,18 @@ function integerIn(option: string, value: unknown, min: number, max: number): nu
 function oneOf<T extends string>(option: string, value: unknown, accepted: readonly T[]): T {
   if (!accepted.includes(value as T)) throw invalidOption(option, value, accepted.join(', '));
   return value as T;
+}
+
+function numberIn(option: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+    throw invalidOption(option, value, `a number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function onOff(option: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw invalidOption(option, value, 'true (on) or false (off)');
+  return value;
 }
 
 function nonEmptyString(option: string, value: unknown, what: string): string {
@@ -162,7 +193,6 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
   const minRateKbps = integerIn('minRateKbps', o.minRateKbps, 1, MAX_RATE_KBPS);
   const maxRateKbps = integerIn('maxRateKbps', o.maxRateKbps, 1, MAX_RATE_KBPS);
   if (maxRateKbps < minRateKbps) throw invalidOption('maxRateKbps', maxRateKbps, `at least minRateKbps (${minRateKbps})`);
-  if (typeof o.pacing !== 'boolean') throw invalidOption('pacing', o.pacing, 'true (on) or false (off)');
   return {
     mediaDir: directory('mediaDir', input.mediaDir),
     playerDir: resolve(nonEmptyString('playerDir', o.playerDir, 'a directory path')),
@@ -170,7 +200,9 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
     port: integerIn('port', o.port, 0, 65535),
     burstPackets: integerIn('burstPackets', o.burstPackets, 1, MAX_BURST_PACKETS),
     burstMode: oneOf('burstMode', o.burstMode, BURST_MODES),
-    pacing: o.pacing,
+    pacing: onOff('pacing', o.pacing),
+    spiralGuard: onOff('spiralGuard', o.spiralGuard),
+    spiralGuardMultiplier: numberIn('spiralGuardMultiplier', o.spiralGuardMultiplier, SPIRAL_GUARD_MULTIPLIER_RANGE.min, SPIRAL_GUARD_MULTIPLIER_RANGE.max),
     minRateKbps,
     maxRateKbps,
     logFile: o.logFile === null ? null : resolve(nonEmptyString('logFile', o.logFile, 'a file path')),

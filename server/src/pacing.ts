@@ -14,6 +14,7 @@ import type { DeviceGsoTable } from './kernel-settings.js';
 import type { ServerMetrics } from './metrics.js';
 import type { ServerOptions } from './options.js';
 import { socketFd, UNLIMITED_PACING_RATE, type SocketControl } from './socket.js';
+import { applyGuard, guardFloor, type GuardDecision } from './spiral-guard.js';
 import type { TcpInfo } from './tcpinfo.js';
 import { buildTelemetry, type PacingOutcome } from './telemetry.js';
 import { bytesPerSToKbps, kbpsToBytesPerS } from './units.js';
@@ -90,9 +91,11 @@ interface RateDecision {
   appliedRateKbps: number | null;
   rateBytesPerS: number | null;
   plan: BurstPlan | null;
+  /** What the spiral guard did to the request (null: off, or the response is not paced). */
+  guard: GuardDecision | null;
 }
 
-const UNPACED: RateDecision = { outcome: 'unpaced', appliedRateKbps: null, rateBytesPerS: null, plan: null };
+const UNPACED: RateDecision = { outcome: 'unpaced', appliedRateKbps: null, rateBytesPerS: null, plan: null, guard: null };
 
 function isReadable(payload: unknown): payload is Readable {
   return typeof (payload as Readable | null)?.pipe === 'function';
@@ -327,9 +330,10 @@ export class PacingController {
     if (response.pending === null || rtpKbps === null) return UNPACED;
     if (!options.pacing) return { ...UNPACED, outcome: 'disabled' };
     if (socketFd(socket) === null || !control.available) return { ...UNPACED, outcome: 'unavailable' };
-    const kbps = clampRateKbps(rtpKbps, options.minRateKbps, options.maxRateKbps);
+    const guard = options.spiralGuard ? applyGuard(rtpKbps, guardFloor(response.rate, options.spiralGuardMultiplier)) : null;
+    const kbps = clampRateKbps(guard?.rateKbps ?? rtpKbps, options.minRateKbps, options.maxRateKbps);
     const bytesPerS = kbpsToBytesPerS(kbps);
-    return { outcome: 'paced', appliedRateKbps: kbps, rateBytesPerS: bytesPerS, plan: this.#planFor(socket, start, bytesPerS) };
+    return { outcome: 'paced', appliedRateKbps: kbps, rateBytesPerS: bytesPerS, plan: this.#planFor(socket, start, bytesPerS), guard };
   }
 
   /** Caps the socket as decided (or says why it could not). */
@@ -346,6 +350,7 @@ export class PacingController {
     const { plan, rateBytesPerS } = decision;
     if (plan === null || rateBytesPerS === null) return { body: payload, pacer: null };
     this.#ctx.metrics.pacedResponses.inc({ mechanism: plan.mechanism });
+    if (decision.guard?.raised) this.#ctx.metrics.spiralGuardRaised.inc({ basis: decision.guard.floor!.basis });
     if (plan.mechanism !== 'app') return { body: payload, pacer: null };
     const pacer = new BurstPacer({ rateBytesPerS, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) });
     // Errors surface through the pacer, which fastify is sending.
@@ -473,6 +478,7 @@ export class PacingController {
       remotePort: response.remotePort,
       aborted: response.aborted,
       cmcdProblem: response.rate.problem,
+      guard: response.guard,
     });
     response.request.log.info(telemetry, 'media response');
   }

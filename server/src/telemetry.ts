@@ -3,6 +3,7 @@
 // when the response started and when its last byte left the socket.
 import { readFileSync } from 'node:fs';
 import type { BurstPlan } from './burst.js';
+import type { GuardDecision, GuardFloor } from './spiral-guard.js';
 import type { TcpInfo } from './tcpinfo.js';
 import { bytesPerSToKbps } from './units.js';
 
@@ -63,6 +64,12 @@ export interface ResponseTelemetry {
   aborted: boolean;
   /** Why CMCD was ignored or what was noted about it. */
   cmcdProblem: string | null;
+  /** The spiral guard's floor for this response (kbps); null when the guard is off, the response unpaced, or the request has no `tb`/`br`. */
+  guardFloorKbps: number | null;
+  /** The request field the floor came from. */
+  guardBasis: GuardFloor['basis'] | null;
+  /** The guard raised the request's rtp to its floor (`appliedRateKbps` is then the floor, clamped). */
+  guardRaised: boolean;
 }
 
 export type TelemetryInputs = Pick<
@@ -70,6 +77,8 @@ export type TelemetryInputs = Pick<
   'path' | 'status' | 'bytes' | 'durationMs' | 'rtpKbps' | 'appliedRateKbps' | 'pacing' | 'burstPackets' | 'remoteAddress' | 'remotePort' | 'aborted' | 'cmcdProblem'
 > & {
   plan: BurstPlan | null;
+  /** What the spiral guard did (null: off or unpaced). */
+  guard: GuardDecision | null;
   /** TCP_INFO when the response started and when it ended (null if unreadable). */
   start: TcpInfo | null;
   end: TcpInfo | null;
@@ -104,6 +113,9 @@ export function buildTelemetry(i: TelemetryInputs): Omit<ResponseTelemetry, 'tim
     remotePort: i.remotePort,
     aborted: i.aborted,
     cmcdProblem: i.cmcdProblem,
+    guardFloorKbps: i.guard?.floor?.floorKbps ?? null,
+    guardBasis: i.guard?.floor?.basis ?? null,
+    guardRaised: i.guard?.raised ?? false,
   };
 }
 

@@ -21,7 +21,7 @@ function rejection(input: Record<string, unknown>): ServerError {
 describe('resolveServerOptions', () => {
   test('fills the defaults', () => {
     const o = resolveServerOptions({ mediaDir });
-    expect(o).toMatchObject({ mediaDir, port: 8080, host: '127.0.0.1', burstPackets: 4, burstMode: 'auto', pacing: true, corsOrigin: null });
+    expect(o).toMatchObject({ mediaDir, port: 8080, host: '127.0.0.1', burstPackets: 4, burstMode: 'auto', pacing: true, spiralGuard: true, spiralGuardMultiplier: 2.5, corsOrigin: null });
     expect(o.playerDir).toMatch(/player\/dist$/);
     expect(o.limits).toEqual(DEFAULT_SERVER_OPTIONS.limits);
   });
@@ -34,6 +34,10 @@ describe('resolveServerOptions', () => {
     [{ minRateKbps: -5 }, 'minRateKbps', '-5', 'an integer from 1'],
     [{ minRateKbps: 5000, maxRateKbps: 1000 }, 'maxRateKbps', '1000', 'at least minRateKbps (5000)'],
     [{ pacing: 'yes' }, 'pacing', '"yes"', 'true (on) or false (off)'],
+    [{ spiralGuard: 'on' }, 'spiralGuard', '"on"', 'true (on) or false (off)'],
+    [{ spiralGuardMultiplier: 0.5 }, 'spiralGuardMultiplier', '0.5', 'a number from 1 to 100'],
+    [{ spiralGuardMultiplier: 101 }, 'spiralGuardMultiplier', '101', 'a number from 1 to 100'],
+    [{ spiralGuardMultiplier: Number.NaN }, 'spiralGuardMultiplier', 'null', 'a number from 1 to 100'],
     [{ corsOrigin: 'http://a.example/path' }, 'corsOrigin', '"http://a.example/path"', 'one origin'],
     [{ corsOrigin: 'ftp://a.example' }, 'corsOrigin', '"ftp://a.example"', 'one origin'],
     [{ logLevel: 'loud' }, 'logLevel', '"loud"', 'fatal, error, warn, info, debug, silent'],
@@ -68,12 +72,14 @@ describe('parseCli', () => {
   test('maps every flag, resolving paths against the folder npm was started in', () => {
     const input = parseCli(
       ['--media', 'media', '--port', '0', '--host', '0.0.0.0', '--burst-packets', '40', '--burst-mode', 'app', '--pacing', 'off',
-        '--min-rate-kbps', '500', '--max-rate-kbps', '90000', '--log', 'out/t.jsonl', '--player', 'p', '--cors-origin', '*'],
+        '--min-rate-kbps', '500', '--max-rate-kbps', '90000', '--log', 'out/t.jsonl', '--player', 'p', '--cors-origin', '*',
+        '--spiral-guard', 'off', '--spiral-guard-multiplier', '3.5'],
       '/work/x',
     );
     expect(input).toEqual({
       mediaDir: '/work/x/media', port: 0, host: '0.0.0.0', burstPackets: 40, burstMode: 'app', pacing: false,
       minRateKbps: 500, maxRateKbps: 90000, logFile: '/work/x/out/t.jsonl', playerDir: '/work/x/p', corsOrigin: '*',
+      spiralGuard: false, spiralGuardMultiplier: 3.5,
     });
   });
 
@@ -81,6 +87,8 @@ describe('parseCli', () => {
     [['--port', '8080'], 'SAMMY_SERVER_BAD_ARGS', '--media DIR is required'],
     [['--media', 'm', '--pacing', 'maybe'], 'SAMMY_SERVER_INVALID_OPTION', 'invalid --pacing: "maybe" (accepted: on, off)'],
     [['--media', 'm', '--port', 'eighty'], 'SAMMY_SERVER_INVALID_OPTION', 'invalid --port: "eighty" (accepted: a number)'],
+    [['--media', 'm', '--spiral-guard', 'yes'], 'SAMMY_SERVER_INVALID_OPTION', 'invalid --spiral-guard: "yes" (accepted: on, off)'],
+    [['--media', 'm', '--spiral-guard-multiplier', 'x2'], 'SAMMY_SERVER_INVALID_OPTION', 'invalid --spiral-guard-multiplier: "x2" (accepted: a number)'],
     [['--media', 'm', '--bogus'], 'SAMMY_SERVER_BAD_ARGS', "Unknown option '--bogus'"],
   ])('%j -> %s', (argv, code, message) => {
     expect(() => parseCli(argv, '/')).toThrow(expect.objectContaining({ code, message: expect.stringContaining(message) }));

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { NEIGHBOUR_KINDS, type NeighbourKind } from './neighbours.js';
 import { LabError } from './processes.js';
-import type { LabResult, TrialRecord } from './result.js';
+import { experimentName, type LabResult, type TrialRecord } from './result.js';
 import { queueDelayMsOf } from './queue-monitor.js';
-import { linkRateMbps, type Scenario } from './scenario.js';
+import { linkRateMbps, queueBytes, type Scenario } from './scenario.js';
 import { mean, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
@@ -100,8 +100,13 @@ export function averageSeries(list: Array<Array<[number, number]>>, binS: number
   return [...sums.entries()].sort((a, b) => a[0] - b[0]).map(([b, e]) => [b * binS, e.sum / e.n]);
 }
 
-function windowText(s: Scenario, kind: string): string {
-  const n = s.neighbours.find((x) => x.kind === kind);
+/** An experiment by its name, or (older results, summary rows) the first of a kind. */
+function experimentOf(s: Scenario, key: string): Scenario['neighbours'][number] | undefined {
+  return s.neighbours.find((x) => (x.name ?? x.kind) === key) ?? s.neighbours.find((x) => x.kind === key);
+}
+
+function windowText(s: Scenario, key: string): string {
+  const n = experimentOf(s, key);
   if (!n || n.kind === 'none') return '';
   return `${n.startS}–${n.endS ?? s.session.playS} s after playback start`;
 }
@@ -139,11 +144,11 @@ function figures(result: LabResult, arms: string[]): Record<string, string> {
     title: `Requested pace rate (CMCD rtp, per response; ${which})`, xLabel: 's since play request', yLabel: 'Mbit/s',
     series: perArm((r) => r.telemetry.filter((x) => x[8] !== null).map((x) => [x[0], x[8]! / 1000]), 1),
   });
-  for (const [kind, metric] of Object.entries(NEIGHBOUR_METRIC)) {
-    const summary = result.summaryByNeighbour[kind];
-    if (!summary) continue;
-    out[`fig-neighbour-${kind}.svg`] = barChart({
-      title: `${METRIC_LABELS[metric]} (${windowText(s, kind)})`,
+  for (const [name, summary] of Object.entries(result.summaryByNeighbour)) {
+    const metric = NEIGHBOUR_METRIC[experimentOf(s, name)?.kind ?? name];
+    if (!metric) continue;
+    out[`fig-neighbour-${name}.svg`] = barChart({
+      title: `${METRIC_LABELS[metric]} (${name === experimentOf(s, name)?.kind ? '' : `${name}, `}${windowText(s, name)})`,
       yLabel: METRIC_LABELS[metric]!.replace(/^.*\((.*)\)$/, '$1'),
       bars: arms.map((arm) => ({ name: arm, value: summary[arm]?.[metric]?.mean ?? null, ci95: summary[arm]?.[metric]?.ci95 ?? null })),
     });
@@ -159,6 +164,47 @@ function figures(result: LabResult, arms: string[]): Record<string, string> {
     });
   }
   return out;
+}
+
+/** A per-experiment heading: its name, its neighbour and window, and what it sets apart from the scenario. */
+function experimentTitle(s: Scenario, name: string): string {
+  const e = experimentOf(s, name);
+  const neighbour = !e || e.kind === 'none' ? 'no neighbour' : `${e.kind} neighbour (${windowText(s, name)})`;
+  const settings = e ? settingsText(s, e) : '';
+  return `${name === e?.kind ? '' : `${name}: `}${neighbour}${settings ? `; ${settings}` : ''}`;
+}
+
+/** An experiment's server and queue settings where they differ from the scenario's (older results have none). */
+function settingsText(s: Scenario, e: Scenario['neighbours'][number]): string {
+  const parts: string[] = [];
+  if (e.server && e.server.burstPackets !== s.server.burstPackets) parts.push(`burst ${e.server.burstPackets} packets`);
+  if (e.server && e.server.trainPackets !== (s.server.trainPackets ?? null)) parts.push(e.server.trainPackets === null ? "the kernel's own trains" : `kernel trains of ${e.server.trainPackets} packets`);
+  if (e.queue && JSON.stringify(e.queue) !== JSON.stringify(s.link.queue)) parts.push(`queue ${queueBytes(s.link, e.queue)} B (${'bdp' in e.queue ? `${e.queue.bdp} x BDP` : 'bytes'})`);
+  return parts.join(', ');
+}
+
+/** Metrics side by side per experiment, when a scenario's experiments differ in their settings (e.g. burst size and queue). */
+function experimentsLines(result: LabResult, arms: string[]): string[] {
+  const s = result.config.scenario;
+  const varied = s.neighbours.filter((e) => settingsText(s, e) !== '');
+  if (varied.length === 0) return [];
+  const metrics = ['retransPct', 'videoRttMs', 'chunkThroughputKbps', 'queueDelayMs', ...new Set(s.neighbours.flatMap((e) => (NEIGHBOUR_METRIC[e.kind] ? [NEIGHBOUR_METRIC[e.kind]!] : [])))];
+  const lines = [
+    '## Experiments side by side',
+    '',
+    `Mean [95% CI] (n) of each experiment's sessions; the scenario's own settings: burst ${s.server.burstPackets} packets, ${s.server.trainPackets ? `kernel trains of ${s.server.trainPackets} packets` : "the kernel's own trains"}, queue ${queueBytes(s.link)} B.`,
+    '',
+  ];
+  for (const arm of arms) {
+    lines.push(`### ${arm}`, '', `| experiment | settings | ${metrics.map((m) => METRIC_LABELS[m]).join(' | ')} |`, `| --- | --- | ${metrics.map(() => '---').join(' | ')} |`);
+    for (const e of s.neighbours) {
+      const summary = result.summaryByNeighbour[e.name ?? e.kind]?.[arm];
+      if (!summary) continue;
+      lines.push(`| ${e.name ?? e.kind} | ${settingsText(s, e) || 'the scenario\'s'} | ${metrics.map((m) => cell(summary[m])).join(' | ')} |`);
+    }
+    lines.push('');
+  }
+  return lines;
 }
 
 /** The setup table's bottleneck row. */
@@ -184,7 +230,7 @@ function cpuLines(result: LabResult): string[] {
     bound.length === 0
       ? `No session was CPU-bound (${CPU_BOUND_PCT}% or more busy without niced work).`
       : `**${bound.length} of ${measured.length} sessions were CPU-bound** (${CPU_BOUND_PCT}% or more busy without niced work): their metrics measure this machine's CPU as well as the network.`,
-    ...bound.map((t) => `- trial ${t.trial} ${t.neighbour} ${t.arm}: ${num(t.metrics.cpuBusyUnnicedPct, 0)}% (${num(t.metrics.cpuBusyPct, 0)}% with niced work)`),
+    ...bound.map((t) => `- trial ${t.trial} ${experimentName(t)} ${t.arm}: ${num(t.metrics.cpuBusyUnnicedPct, 0)}% (${num(t.metrics.cpuBusyPct, 0)}% with niced work)`),
     '',
   ];
 }
@@ -253,8 +299,9 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
   lines.push('', '## Figures', '');
   for (const name of Object.keys(files)) lines.push(`![${name}](${name})`, '');
   lines.push('## Per experiment', '');
-  for (const [kind, summary] of Object.entries(result.summaryByNeighbour)) {
-    lines.push(`### ${kind === 'none' ? 'no neighbour' : `${kind} neighbour (${windowText(s, kind)})`}`, '', `| metric | ${arms.join(' | ')} |`, `| --- | ${arms.map(() => '---').join(' | ')} |`);
+  lines.push(...experimentsLines(result, arms));
+  for (const [name, summary] of Object.entries(result.summaryByNeighbour)) {
+    lines.push(`### ${experimentTitle(s, name)}`, '', `| metric | ${arms.join(' | ')} |`, `| --- | ${arms.map(() => '---').join(' | ')} |`);
     for (const metric of Object.keys(METRIC_LABELS)) {
       const row = arms.map((a) => summary[a]?.[metric]);
       if (row.every((x) => !x || x.n === 0)) continue;
@@ -283,7 +330,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     }
   }
   if (failed.length > 0) {
-    lines.push('## Failed sessions', '', ...failed.map((t) => `- trial ${t.trial} ${t.neighbour} ${t.arm}: ${t.error}`), '');
+    lines.push('## Failed sessions', '', ...failed.map((t) => `- trial ${t.trial} ${experimentName(t)} ${t.arm}: ${t.error}`), '');
   }
   return { markdown: lines.join('\n'), files };
 }

@@ -19,6 +19,8 @@ export type TrialMetrics = VideoMetrics & NeighbourMetrics;
 export interface TrialRecord {
   trial: number;
   neighbour: NeighbourKind;
+  /** The experiment's name (its neighbour kind unless the scenario named it; absent in older results: the kind). */
+  experiment?: string;
   arm: Arm;
   /** Position of this arm within its trial and experiment (0-based). */
   order: number;
@@ -58,7 +60,7 @@ export interface LabResult {
   trials: TrialRecord[];
   /** Video metrics from the experiment without a neighbour (if run), neighbour metrics from their own experiment. */
   summary: Record<string, Record<string, MetricSummary>>;
-  /** Every metric, per experiment. */
+  /** Every metric, per experiment (by its name). */
   summaryByNeighbour: Record<string, Record<string, Record<string, MetricSummary>>>;
   delayLine: DelayLineStats | null;
   /** Trace links: how closely the bottleneck followed the trace under a saturating flow, measured before the sessions (absent in older results). */
@@ -68,6 +70,11 @@ export interface LabResult {
   startedAt: string;
   finishedAt: string | null;
   complete: boolean;
+}
+
+/** The experiment a session ran in: its name, or in older results its neighbour kind. */
+export function experimentName(t: TrialRecord): string {
+  return t.experiment ?? t.neighbour;
 }
 
 /** The summary of every metric per arm, overall and per experiment, from the sessions so far. */
@@ -81,10 +88,11 @@ export function summaries(trials: TrialRecord[], arms: Arm[]): Pick<LabResult, '
     }
     return summarize(values);
   };
-  const kinds = [...new Set(trials.map((t) => t.neighbour))];
+  const experiments = [...new Set(trials.map(experimentName))];
   const summaryByNeighbour: LabResult['summaryByNeighbour'] = {};
-  for (const k of kinds) summaryByNeighbour[k] = collect(trials.filter((t) => t.neighbour === k));
-  const videoSource = kinds.includes('none') ? trials.filter((t) => t.neighbour === 'none') : trials;
+  for (const name of experiments) summaryByNeighbour[name] = collect(trials.filter((t) => experimentName(t) === name));
+  const solo = trials.filter((t) => t.neighbour === 'none');
+  const videoSource = solo.length > 0 ? solo : trials;
   const video = collect(videoSource);
   const all = collect(trials);
   const summary: LabResult['summary'] = {};

@@ -23,10 +23,10 @@ import { LabError, run, sleep } from './processes.js';
 import { startDelayLineQueueMonitor, startQueueMonitor } from './queue-monitor.js';
 import { writeReportFromDir } from './report.js';
 import { summaries, type LabResult, type TrialMetrics, type TrialRecord } from './result.js';
-import { bdpBytes, experimentArms, linkRateMbps, queueBytes, type Neighbour, type Scenario } from './scenario.js';
+import { baseExperiment, bdpBytes, experimentArms, linkRateMbps, queueBytes, type Experiment, type Scenario } from './scenario.js';
 import { startSession, type RunningSession, type StorageState } from './session.js';
 import { fixed } from './stats.js';
-import { createTopology, destroyTopology, measureIdleRtt, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
+import { createTopology, destroyTopology, measureIdleRtt, setBottleneckQueue, setServerTrains, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
 import { calibrateTraceLink, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from './trace-link.js';
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
@@ -86,19 +86,25 @@ function playerConfig(s: Scenario): Record<string, unknown> {
   return { ...s.player.config, maxBufferS: s.player.maxBufferS };
 }
 
-/** One session of `arm` beside neighbour `n`, playing `playS` after its first frame. */
-async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm, order: number, playS: number, tag: string): Promise<TrialRecord> {
+/** The bottleneck queue and the server namespace's trains of experiment `e`, before its session's server starts. */
+async function applyExperiment(ctx: RunContext, e: Experiment): Promise<void> {
+  if (!ctx.s.link.trace) await setBottleneckQueue(ctx.topo, queueBytes(ctx.s.link, e.queue));
+  await setServerTrains(ctx.topo, e.server.trainPackets);
+}
+
+/** One session of `arm` in experiment `n`, playing `playS` after its first frame. */
+async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Arm, order: number, playS: number, tag: string): Promise<TrialRecord> {
   const { s, topo } = ctx;
   const perArm = s.player.history === 'per-arm';
   const historyReset = !perArm || !ctx.armStorage.has(arm);
   const logDir = join(ctx.outDir, 'logs');
   mkdirSync(logDir, { recursive: true });
   const record: TrialRecord = {
-    trial, neighbour: n.kind, arm, order, startedAt: new Date().toISOString(), originMs: Date.now(), historyReset, playbackStartS: null, traceStartS: null,
+    trial, neighbour: n.kind, experiment: n.name, arm, order, startedAt: new Date().toISOString(), originMs: Date.now(), historyReset, playbackStartS: null, traceStartS: null,
     window: null, metrics: videoMetrics(null, [], [], linkRateMbps(s.link)), session: null, neighbourSession: null,
     telemetry: [], neighbourRaw: null, queue: [], cpu: [], error: null,
   };
-  const serverOpts = { mediaDir: ctx.media.dir, burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
+  const serverOpts = { mediaDir: ctx.media.dir, burstPackets: n.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
   let server: VideoServer | null = null;
   let neighbourServer: VideoServer | null = null;
   let browser: Browser | null = null;
@@ -114,6 +120,7 @@ async function runSession(ctx: RunContext, trial: number, n: Neighbour, arm: Arm
   const onPlayRequest = s.link.trace ? async () => void (traceStartMs = await restartTrace(topo.delayLine!)) : undefined;
   const undefer = deferCleanup(async () => void (await Promise.all([browser?.close(), neighbourBrowser?.close()])));
   try {
+    await applyExperiment(ctx, n);
     server = await startVideoServer(topo, { ...serverOpts, logFile: join(logDir, `${tag}.server.log`) });
     const second = neighbourKind(n.kind).playerSession?.(n) ?? null;
     if (second) neighbourServer = await startVideoServer(topo, { ...serverOpts, port: NEIGHBOUR_VIDEO_PORT, logFile: join(logDir, `${tag}.neighbour-server.log`) });
@@ -285,7 +292,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
       // then give each arm a history measured on this link, as a device would have.
       for (let w = 1; w <= s.player.warmupSessions; w++) {
         for (const arm of s.arms) {
-          const r = await runSession(ctx, 0, { kind: 'none' }, arm, 0, s.player.warmupPlayS, `warmup${w}-${arm}`);
+          const r = await runSession(ctx, 0, baseExperiment(s), arm, 0, s.player.warmupPlayS, `warmup${w}-${arm}`);
           result.warmups.push({ arm, playDelayS: r.metrics.playDelayS, initialThroughputKbps: r.session?.qoe?.initialThroughputKbps ?? null, error: r.error });
           log(`warm-up ${w} ${arm}: ${r.error ?? `initial-phase throughput ${((r.session?.qoe?.initialThroughputKbps ?? NaN) / 1000).toFixed(1)} Mbps recorded into its history`}`);
           await sleep(s.session.gapS * 1000);
@@ -298,14 +305,14 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
         const arms = armOrder(experimentArms(s, n), trial);
         for (const [order, arm] of arms.entries()) {
           const t0 = Date.now();
-          const tag = `t${String(trial).padStart(2, '0')}-${n.kind}-${arm}`;
+          const tag = `t${String(trial).padStart(2, '0')}-${n.name}-${arm}`;
           const record = await runSession(ctx, trial, n, arm, order, s.session.playS, tag);
           result.trials.push(record);
           const byArm = (result.config.player as { byArm: Record<string, unknown> }).byArm;
           if (!byArm[arm] && record.session?.playerConfig) byArm[arm] = record.session.playerConfig;
           save();
           done += 1;
-          log(`[${done}/${total}] trial ${trial}/${s.trials} ${n.kind.padEnd(5)} ${arm.padEnd(8)} ${describe(record)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+          log(`[${done}/${total}] trial ${trial}/${s.trials} ${n.name.padEnd(5)} ${arm.padEnd(8)} ${describe(record)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
           await sleep(s.session.gapS * 1000);
         }
       }

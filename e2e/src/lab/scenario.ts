@@ -13,8 +13,32 @@ import { describeTrace, type LinkTrace } from './trace-link.js';
 
 export type { Neighbour, NeighbourKind } from './neighbours.js';
 
-/** An experiment: a neighbour, and optionally the subset of the scenario's arms that run beside it. */
-export type Experiment = Neighbour & { arms: Arm[] | null };
+/**
+ * An experiment: a neighbour, optionally the subset of the scenario's arms that run
+ * beside it, and the server and bottleneck settings of its sessions (the scenario's,
+ * unless the experiment overrides them: e.g. the burst size on a shallow queue).
+ */
+export type Experiment = Neighbour & {
+  /** Its name in the result and the report, unique in the scenario: the neighbour kind unless given. */
+  name: string;
+  arms: Arm[] | null;
+  server: ServerSettings;
+  queue: Queue;
+};
+
+/** The droptail queue at the bottleneck, in bandwidth-delay products (at the trace's mean rate on a trace link) or bytes. */
+export type Queue = { bdp: number } | { bytes: number };
+
+export interface ServerSettings {
+  /** The server's `--burst-packets`. */
+  burstPackets: number;
+  /**
+   * The kernel's trains in the server namespace: `net.ipv4.tcp_min_tso_segs` and the
+   * server device's `gso_max_segs` set to N, so every paced train is at most (and
+   * usually exactly) N packets; null leaves the kernel's defaults (2 and 65535).
+   */
+  trainPackets: number | null;
+}
 
 export interface Scenario {
   name: string;
@@ -29,8 +53,8 @@ export interface Scenario {
     /** Trace links: how long the run's saturating-flow calibration of the trace's fidelity lasts. */
     calibrationS: number | null;
     rttMs: number;
-    /** The droptail queue at the bottleneck, in bandwidth-delay products (at the trace's mean rate on a trace link) or bytes. */
-    queue: { bdp: number } | { bytes: number };
+    /** The default of every experiment's queue. */
+    queue: Queue;
     shapeUpstream: boolean;
     burstBytes: number;
   };
@@ -63,8 +87,8 @@ export interface Scenario {
     /** Playback per warm-up session (the history is written when the initial phase ends). */
     warmupPlayS: number;
   };
-  server: {
-    burstPackets: number;
+  /** `burstPackets` and `trainPackets` are every experiment's defaults. */
+  server: ServerSettings & {
     /** Congestion control of the server namespace: `reno` or `bbr` (a namespace may only default to these here). */
     congestionControl: string;
     extraArgs: string[];
@@ -132,15 +156,47 @@ function window(o: Obj, path: string, playS: number): { startS: number; endS: nu
 /** Every field a neighbour of some kind may have, in the registry's order. */
 const NEIGHBOUR_FIELDS = [...new Set(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].fields))];
 
-function experiment(value: unknown, path: string, playS: number): Experiment {
-  const o = obj(path, value, ['kind', 'arms', ...NEIGHBOUR_FIELDS, 'startS', 'endS']);
-  const { arms, ...rest } = o;
+/** The most packets the kernel puts in one TSO/GSO packet here (64 KB at MSS 1448). */
+const MAX_TRAIN_PACKETS = 44;
+
+function serverSettings(o: Obj, path: string, defaults: ServerSettings): ServerSettings {
+  const t = o.trainPackets === undefined ? defaults.trainPackets : o.trainPackets;
+  return {
+    burstPackets: int(o, path, 'burstPackets', 1, 65535, defaults.burstPackets),
+    trainPackets: t === null ? null : int({ trainPackets: t }, path, 'trainPackets', 1, MAX_TRAIN_PACKETS),
+  };
+}
+
+function queueOf(value: unknown, path: string): Queue {
+  const q = obj(path, value, ['bdp', 'bytes']);
+  if (Object.keys(q).length !== 1) bad(path, q, '{ "bdp": N } or { "bytes": N }');
+  return 'bdp' in q ? { bdp: num(q, path, 'bdp', 0.01, 1000) } : { bytes: int(q, path, 'bytes', 1500, 1e9) };
+}
+
+interface ExperimentDefaults {
+  playS: number;
+  server: ServerSettings;
+  queue: Queue;
+  traceLink: boolean;
+}
+
+function experiment(value: unknown, path: string, d: ExperimentDefaults): Experiment {
+  const o = obj(path, value, ['kind', 'name', 'arms', 'server', 'queue', ...NEIGHBOUR_FIELDS, 'startS', 'endS']);
+  const { arms, name, server, queue, ...rest } = o;
   let subset: Arm[] | null = null;
   if (arms !== undefined) {
     if (!Array.isArray(arms) || arms.length === 0) bad(`${path}.arms`, arms, 'a non-empty array of arms');
     subset = arms.map((a, i) => arm(`${path}.arms[${i}]`, a));
   }
-  return { ...neighbour(rest, path, playS), arms: subset };
+  if (queue !== undefined && d.traceLink) bad(`${path}.queue`, queue, "no value on a trace link (its queue is the delay line's, set once: link.queue)");
+  const n = neighbour(rest, path, d.playS);
+  return {
+    ...n,
+    name: name === undefined ? n.kind : str(o, path, 'name'),
+    arms: subset,
+    server: serverSettings(obj(`${path}.server`, server ?? {}, ['burstPackets', 'trainPackets']), `${path}.server`, d.server),
+    queue: queue === undefined ? d.queue : queueOf(queue, `${path}.queue`),
+  };
 }
 
 function neighbour(value: unknown, path: string, playS: number): Neighbour {
@@ -173,14 +229,14 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   const trace = link.trace === undefined ? null : linkTrace(link, scenarioDir);
   if (trace === null && link.calibrationS !== undefined) bad('link.calibrationS', link.calibrationS, 'no value: only a trace link (link.trace) is calibrated');
   if (trace !== null && link.shapeUpstream === true) bad('link.shapeUpstream', true, 'false on a trace link (the trace shapes server -> client only)');
-  const queue = obj('link.queue', link.queue ?? { bdp: 4 }, ['bdp', 'bytes']);
-  if (Object.keys(queue).length !== 1) bad('link.queue', queue, '{ "bdp": N } or { "bytes": N }');
+  const queue = queueOf(link.queue ?? { bdp: 4 }, 'link.queue');
   const media = obj('media', o.media ?? {}, ['ladder', 'durationS']);
   const session = obj('session', o.session ?? {}, ['playS', 'startupTimeoutS', 'gapS']);
   const player = obj('player', o.player ?? {}, ['maxBufferS', 'config', 'history', 'warmupSessions', 'warmupPlayS']);
   const history = player.history ?? 'per-arm';
   if (history !== 'per-arm' && history !== 'per-session') bad('player.history', history, 'per-arm, per-session');
-  const server = obj('server', o.server ?? {}, ['burstPackets', 'congestionControl', 'extraArgs']);
+  const server = obj('server', o.server ?? {}, ['burstPackets', 'trainPackets', 'congestionControl', 'extraArgs']);
+  const serverDefaults = serverSettings(server, 'server', { burstPackets: DEFAULT_SERVER_OPTIONS.burstPackets, trainPackets: null });
   const playS = num(session, 'session', 'playS', 1, 3600, 30);
   const maxBufferS = num(player, 'player', 'maxBufferS', 1, 3600, 240);
   const durationS = num(media, 'media', 'durationS', 10, 3600);
@@ -192,9 +248,10 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   const config = player.config ?? {};
   obj('player.config', config, Object.keys(config as Obj));
   if (!Array.isArray(o.neighbours) || o.neighbours.length === 0) bad('neighbours', o.neighbours, 'a non-empty array');
-  const neighbours = o.neighbours.map((n, i) => experiment(n, `neighbours[${i}]`, playS));
-  const kinds = neighbours.map((n) => n.kind);
-  if (new Set(kinds).size !== kinds.length) bad('neighbours', kinds, 'each kind at most once');
+  const defaults = { playS, server: serverDefaults, queue, traceLink: trace !== null };
+  const neighbours = o.neighbours.map((n, i) => experiment(n, `neighbours[${i}]`, defaults));
+  const names = neighbours.map((n) => n.name);
+  if (new Set(names).size !== names.length) bad('neighbours', names, 'each experiment name at most once (the name is the kind unless given)');
   if (!Array.isArray(o.arms) || o.arms.length === 0) bad('arms', o.arms, `a non-empty array of ${LAB_ARMS.join(', ')}`);
   const arms = o.arms.map((a, i) => arm(`arms[${i}]`, a));
   if (new Set(arms).size !== arms.length) bad('arms', arms, 'each arm at most once');
@@ -208,7 +265,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
       trace,
       calibrationS: trace === null ? null : num(link, 'link', 'calibrationS', 5, 3600, 30),
       rttMs: num(link, 'link', 'rttMs', 0, 1000),
-      queue: 'bdp' in queue ? { bdp: num(queue, 'link.queue', 'bdp', 0.01, 1000) } : { bytes: int(queue, 'link.queue', 'bytes', 1500, 1e9) },
+      queue,
       shapeUpstream: bool(link, 'link', 'shapeUpstream', false),
       burstBytes: int(link, 'link', 'burstBytes', 1600, 1e7, 4096),
     },
@@ -225,7 +282,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
       warmupSessions: history === 'per-arm' ? int(player, 'player', 'warmupSessions', 0, 10, 1) : 0,
       warmupPlayS: num(player, 'player', 'warmupPlayS', 1, 600, 5),
     },
-    server: { burstPackets: int(server, 'server', 'burstPackets', 1, 65535, DEFAULT_SERVER_OPTIONS.burstPackets), congestionControl: cc, extraArgs: extraArgs as string[] },
+    server: { ...serverDefaults, congestionControl: cc, extraArgs: extraArgs as string[] },
     neighbours,
     arms,
     trials: int(o, 'scenario', 'trials', 1, 1000, 1),
@@ -247,10 +304,15 @@ export function bdpBytes(link: Scenario['link']): number {
   return (linkRateMbps(link) * 1e6 * (link.rttMs / 1000)) / 8;
 }
 
-/** The droptail queue limit in bytes (at least two full-size packets). */
-export function queueBytes(link: Scenario['link']): number {
-  const bytes = 'bytes' in link.queue ? link.queue.bytes : link.queue.bdp * bdpBytes(link);
+/** The droptail queue limit in bytes (at least two full-size packets): the link's own, or an experiment's. */
+export function queueBytes(link: Scenario['link'], queue: Queue = link.queue): number {
+  const bytes = 'bytes' in queue ? queue.bytes : queue.bdp * bdpBytes(link);
   return Math.max(3000, Math.round(bytes));
+}
+
+/** The settings of sessions outside any experiment (the warm-ups): the scenario's own, no neighbour. */
+export function baseExperiment(s: Scenario): Experiment {
+  return { kind: 'none', name: 'none', arms: null, server: { burstPackets: s.server.burstPackets, trainPackets: s.server.trainPackets }, queue: s.link.queue };
 }
 
 /** A scenario by name (a file in e2e/scenarios/) or by path. */
@@ -276,8 +338,9 @@ export function withOverrides(s: Scenario, o: { arms?: string[]; trials?: number
   }
   if (o.neighbours) {
     const known = s.neighbours.map((n) => n.kind);
-    for (const k of o.neighbours) if (!known.includes(k as NeighbourKind)) bad('--neighbours', k, `one of this scenario's: ${known.join(', ')}`);
-    next.neighbours = s.neighbours.filter((n) => o.neighbours!.includes(n.kind));
+    const names = s.neighbours.map((n) => n.name);
+    for (const k of o.neighbours) if (!known.includes(k as NeighbourKind) && !names.includes(k)) bad('--neighbours', k, `one of this scenario's kinds or experiment names: ${[...new Set([...known, ...names])].join(', ')}`);
+    next.neighbours = s.neighbours.filter((n) => o.neighbours!.includes(n.kind) || o.neighbours!.includes(n.name));
   }
   return next;
 }

@@ -149,6 +149,29 @@ export async function createTopology(link: LinkConfig, labtools: string): Promis
   }
 }
 
+/** A constant link's droptail queue, changed between sessions (an experiment's own queue). */
+export async function setBottleneckQueue(topo: Topology, queueBytes: number): Promise<void> {
+  if (topo.link.trace) throw new Error("a trace link's queue is the delay line's, set when it starts");
+  if (queueBytes === topo.link.queueBytes) return;
+  topo.link = { ...topo.link, queueBytes };
+  await run('tc', ['-n', topo.ns.router, ...tbfArgs(DEV.routerToClient, topo.link)]);
+  if (topo.link.shapeUpstream) await run('tc', ['-n', topo.ns.router, ...tbfArgs(DEV.routerToServer, topo.link)]);
+}
+
+/** The kernel's defaults: `tcp_min_tso_segs` 2, a veth's `gso_max_segs` 65535. */
+const DEFAULT_TRAINS = { minTsoSegs: 2, gsoMaxSegs: 65535 } as const;
+
+/**
+ * The paced trains of the server namespace (server README, "Burst size"): with N,
+ * every TSO/GSO packet the server's TCP builds is at most N segments and at least N
+ * when it has them, so each paced train is N packets; null restores the kernel's
+ * defaults. Set before the server starts: it reads the device's limits at start.
+ */
+export async function setServerTrains(topo: Topology, packets: number | null): Promise<void> {
+  await sysctl(topo.ns.server, { 'net.ipv4.tcp_min_tso_segs': packets ?? DEFAULT_TRAINS.minTsoSegs });
+  await run('ip', ['-n', topo.ns.server, 'link', 'set', 'dev', DEV.server, 'gso_max_segs', String(packets ?? DEFAULT_TRAINS.gsoMaxSegs)]);
+}
+
 /** Stops the delay line (returning its statistics) and deletes the namespaces. */
 export async function destroyTopology(topo: Topology): Promise<DelayLineStats | null> {
   let stats: DelayLineStats | null = null;

@@ -18,19 +18,44 @@ describe('parseScenario', () => {
     expect(s.player).toEqual({ maxBufferS: 240, config: {}, history: 'per-arm', warmupSessions: 1, warmupPlayS: 5 });
     expect(parseScenario({ ...minimal, player: { history: 'per-session' } }).player.warmupSessions).toBe(0);
     expect(() => parseScenario({ ...minimal, player: { history: 'never' } })).toThrow(/player.history = "never"/);
-    expect(s.server).toEqual({ burstPackets: 4, congestionControl: 'reno', extraArgs: [] });
+    expect(s.server).toEqual({ burstPackets: 4, trainPackets: null, congestionControl: 'reno', extraArgs: [] });
+    expect(s.thesisComparison).toBe(false);
     expect(s.trials).toBe(1);
     expect(s.media.ladder).toBe('lab');
   });
 
   test('fills neighbour defaults (thesis section 2.6)', () => {
     const s = parseScenario({ ...minimal, neighbours: [{ kind: 'udp' }, { kind: 'tcp', startS: 10 }, { kind: 'http' }, { kind: 'video', startS: 3 }] });
+    const own = { arms: null, server: { burstPackets: 4, trainPackets: null }, queue: { bdp: 4 } };
     expect(s.neighbours).toEqual([
-      { kind: 'udp', rateKbps: 5000, packetBytes: 1200, startS: 0, endS: null, arms: null },
-      { kind: 'tcp', congestionControl: 'reno', startS: 10, endS: null, arms: null },
-      { kind: 'http', responseBytes: 3_000_000, gapMs: 0, startS: 0, endS: null, arms: null },
-      { kind: 'video', arm: 'control', startS: 3, endS: null, arms: null },
+      { kind: 'udp', name: 'udp', rateKbps: 5000, packetBytes: 1200, startS: 0, endS: null, ...own },
+      { kind: 'tcp', name: 'tcp', congestionControl: 'reno', startS: 10, endS: null, ...own },
+      { kind: 'http', name: 'http', responseBytes: 3_000_000, gapMs: 0, startS: 0, endS: null, ...own },
+      { kind: 'video', name: 'video', arm: 'control', startS: 3, endS: null, ...own },
     ]);
+  });
+
+  test("named experiments override the scenario's burst, kernel trains and queue; names are unique", () => {
+    const s = parseScenario({
+      ...minimal,
+      server: { burstPackets: 8, trainPackets: 4 },
+      neighbours: [
+        { kind: 'udp', name: 'b40-shallow', server: { burstPackets: 40, trainPackets: 40 }, queue: { bdp: 0.5 } },
+        { kind: 'udp', name: 'kernel', server: { trainPackets: null } },
+        { kind: 'none' },
+      ],
+    });
+    expect(s.neighbours.map((e) => [e.name, e.server, e.queue])).toEqual([
+      ['b40-shallow', { burstPackets: 40, trainPackets: 40 }, { bdp: 0.5 }],
+      ['kernel', { burstPackets: 8, trainPackets: null }, { bdp: 4 }],
+      ['none', { burstPackets: 8, trainPackets: 4 }, { bdp: 4 }],
+    ]);
+    expect(queueBytes(s.link, s.neighbours[0]!.queue)).toBe(12_500);
+    expect(withOverrides(s, { neighbours: ['kernel'] }).neighbours.map((e) => e.name)).toEqual(['kernel']);
+    expect(withOverrides(s, { neighbours: ['udp'] }).neighbours.map((e) => e.name)).toEqual(['b40-shallow', 'kernel']);
+    expect(() => parseScenario({ ...minimal, neighbours: [{ kind: 'udp' }, { kind: 'udp' }] })).toThrow(/each experiment name at most once/);
+    expect(() => parseScenario({ ...minimal, neighbours: [{ kind: 'udp', server: { trainPackets: 45 } }] })).toThrow(/neighbours\[0\].server.trainPackets = 45 .*from 1 to 44/);
+    expect(() => parseScenario({ ...minimal, neighbours: [{ kind: 'udp', server: { burst: 4 } }] })).toThrow(/neighbours\[0\].server.burst .*no such field/);
   });
 
   test('an experiment may run a subset of the arms, in the scenario order', () => {

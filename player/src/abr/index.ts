@@ -4,7 +4,7 @@
  * {@link SammySession}; see session.ts for the call sequence and the phase rules.
  */
 export { DEFAULT_SAMMY_CONFIG, SammyConfigError, checkSammyField, isSammyConfigKey, pickSammyConfig, resolveSammyConfig, type SammyConfig } from './config.js';
-export { bytesToKbit, clampRung, ladderFromSidecar, lookahead, segmentCount, topRung, type Ladder, type Lookahead } from './ladder.js';
+export { bytesToKbit, clampRung, ladderFromSidecar, lookahead, segmentCount, topRung, type Ladder, type LadderSource, type Lookahead } from './ladder.js';
 export { HISTORY_KEY, InitialThroughputHistory, memoryStore, type KeyValueStore } from './history.js';
 export { hybRung, predictedBufferS, type HybInput, type HybResult } from './hyb.js';
 export { bufferBasedPaceKbps, bufferFraction, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps, type Pace, type PaceInput } from './pace.js';

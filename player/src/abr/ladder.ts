@@ -3,7 +3,17 @@
  * of every rung (from the encoder's `segments.json`: capped VBR makes single segments
  * up to ~1.5x the nominal bitrate, so the lookahead must not guess sizes).
  */
-import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
+/**
+ * What the core reads from the encoder's `segments.json` (its `SegmentsSidecar`, in
+ * `@sammy/encoder/sidecar`, has this shape and more). Declared here by shape, so the
+ * core, and the type declarations of the player plugins built on it, depend on no
+ * other package.
+ */
+export interface LadderSource {
+  segmentDurationS: number;
+  /** Video representations, lowest bitrate first. */
+  representations: readonly { bitrateKbps: number; segmentSizesBytes: readonly number[] }[];
+}
 
 export interface Ladder {
   segmentDurationS: number;
@@ -13,7 +23,7 @@ export interface Ladder {
   segmentSizesBytes: readonly (readonly number[])[];
 }
 
-export function ladderFromSidecar(sidecar: SegmentsSidecar): Ladder {
+export function ladderFromSidecar(sidecar: LadderSource): Ladder {
   return {
     segmentDurationS: sidecar.segmentDurationS,
     bitratesKbps: sidecar.representations.map((r) => r.bitrateKbps),

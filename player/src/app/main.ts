@@ -8,16 +8,13 @@
  *   autoplay=1|0                           (default 1; with 0 the session starts on the Play button)
  * and `window.sammy` for tests and the lab.
  */
-import { DEFAULT_SEGMENT_DURATION_S, parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { InitialThroughputHistory } from '../abr/history.js';
-import { summarizeSession } from '../abr/qoe.js';
 import { armsFor, PLAYERS, type Arm, type PlayerName } from '../abr/arms/index.js';
 import type { SessionQoE } from '../abr/records.js';
-import type { Playback, SentRequest } from '../browser/playback.js';
-import { DEFAULT_PLAYER_CONFIG, parseArm, parsePlayer, resolvePlayerConfig, type PlayerConfig } from '../browser/player-config.js';
-import { PLAYER_REGISTRY } from '../browser/players.js';
+import type { SentRequest } from '../browser/options.js';
+import { PlaybackCore } from '../browser/playback.js';
+import { DEFAULT_PLAYER_CONFIG, parseArm, parsePlayer } from '../browser/player-config.js';
 import { LiveCharts } from './charts.js';
-import { localStorageStore } from './local-storage.js';
+import { PAGE_PLAYERS, type PagePlayer } from './players.js';
 
 export interface SammyPageApi {
   /** Resolves once the page can play (config valid, segments.json loaded); rejects with the reason otherwise. */
@@ -65,78 +62,59 @@ function showError(message: string): void {
   el.hidden = false;
 }
 
-let player: PlayerName = 'dashjs';
-let arm: Arm = 'sammy';
-let config: PlayerConfig = { ...DEFAULT_PLAYER_CONFIG };
-let setupError: Error | null = null;
-try {
-  player = parsePlayer(params.get('player'));
-  arm = parseArm(params.get('arm'), player);
+function configOverrides(): unknown {
   const raw = params.get('config');
-  let overrides: unknown = {};
-  if (raw !== null && raw !== '') {
-    try {
-      overrides = JSON.parse(raw);
-    } catch (err) {
-      throw new Error(`config is not valid JSON: ${(err as Error).message}`);
-    }
-  }
-  config = resolvePlayerConfig(overrides);
-} catch (err) {
-  setupError = err as Error;
-}
-
-const manifestUrl = new URL(params.get('manifest') ?? params.get('mpd') ?? PLAYER_REGISTRY[player].defaultManifest, location.href).href;
-const history = new InitialThroughputHistory(localStorageStore(), config.historySize);
-const fullConfig = (): Record<string, unknown> => ({ player, arm, manifest: manifestUrl, ...config });
-let sidecar: SegmentsSidecar | null = null;
-let playback: Playback | null = null;
-
-async function loadSidecar(): Promise<SegmentsSidecar | null> {
-  const url = new URL('segments.json', manifestUrl).href;
+  if (raw === null || raw === '') return {};
   try {
-    const res = await fetch(url, { cache: 'no-cache' });
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    return parseSegmentsSidecar(await res.json());
+    return JSON.parse(raw);
   } catch (err) {
-    // Sammy cannot look ahead without it; the other arms play, without SSIM.
-    if (arm === 'sammy') throw new Error(`cannot load ${url} (the Sammy lookahead needs it): ${(err as Error).message}`);
-    log(`no segments.json at ${url}; SSIM unavailable`, err);
-    return null;
+    throw new Error(`config is not valid JSON: ${(err as Error).message}`);
   }
 }
-
-const ready: Promise<void> = setupError ? Promise.reject(setupError) : loadSidecar().then((s) => void (sidecar = s));
-ready.catch((err: Error) => showError(err.message));
 
 const charts = new LiveCharts($('charts'));
+let playerName: PlayerName = 'dashjs';
+let arm: Arm = 'sammy';
+let manifestUrl = '';
+let page: PagePlayer | null = null;
+let sammy: PagePlayer['sammy'] | null = null;
+
+/**
+ * The player, with Sammy attached through its plugin's public call, as any app would.
+ * The segment sizes load now, so `ready` says before Play whether Sammy can run.
+ */
+async function setUp(): Promise<void> {
+  playerName = parsePlayer(params.get('player'));
+  arm = parseArm(params.get('arm'), playerName);
+  manifestUrl = new URL(params.get('manifest') ?? params.get('mpd') ?? PAGE_PLAYERS[playerName].defaultManifest, location.href).href;
+  page = await PAGE_PLAYERS[playerName].create($<HTMLVideoElement>('video'), {
+    arm,
+    config: configOverrides() as Record<string, number>,
+    segments: new URL('segments.json', manifestUrl).href,
+    log,
+    onChunk: (c) => charts.addChunk(c),
+  });
+  sammy = page.sammy;
+  await sammy.ready;
+}
+
+const fullConfig = (): Record<string, unknown> => ({ ...PlaybackCore.qoeConfig(playerName, arm, manifestUrl || null, DEFAULT_PLAYER_CONFIG), ...(sammy?.config() ?? {}) });
+const ready: Promise<void> = setUp();
+ready.catch((err: Error) => showError(err.message));
 
 let playRequestedMs: number | null = null;
+let playing = false;
 
 function play(): void {
-  if (playRequestedMs !== null || setupError) return;
-  // The play delay counts from here, so it includes fetching segments.json.
+  if (playRequestedMs !== null) return;
+  // The play delay counts from here, so it includes waiting for segments.json.
   playRequestedMs = performance.now();
   $('play').hidden = true;
-  void ready.then(async () => {
-    if (playback) return;
-    try {
-      const startPlayback = await PLAYER_REGISTRY[player].load();
-      if (playback || stoppedQoe) return;
-      playback = startPlayback({
-        video: $<HTMLVideoElement>('video'),
-        manifestUrl,
-        arm,
-        config,
-        sidecar,
-        history,
-        log,
-        playRequestedMs: playRequestedMs!,
-        onChunk: (c) => charts.addChunk(c),
-      });
-    } catch (err) {
-      showError((err as Error).message);
-    }
+  void ready.then(() => {
+    if (playing || stoppedQoe) return;
+    playing = true;
+    sammy!.playRequested(playRequestedMs!);
+    page!.start(manifestUrl);
   });
 }
 
@@ -144,62 +122,71 @@ let stoppedQoe: SessionQoE | null = null;
 
 function stop(): SessionQoE {
   if (stoppedQoe) return stoppedQoe;
-  stoppedQoe = playback?.qoe() ?? emptyQoe();
-  playback?.destroy();
+  stoppedQoe = sammy?.qoe() ?? emptyQoe();
+  sammy?.detach();
+  page?.destroy();
   return stoppedQoe;
 }
 
 function emptyQoe(): SessionQoE {
-  return summarizeSession({ arm, config: fullConfig(), chunks: [], segmentDurationS: DEFAULT_SEGMENT_DURATION_S, ssim: null, playDelayS: null, rebufferCount: 0, rebufferS: 0, playedRanges: [] });
+  return { arm, playDelayS: null, rebufferCount: 0, rebufferS: 0, avgBitrateKbps: 0, avgQuality: null, switchCount: 0, initialThroughputKbps: null, chunkThroughputKbps: null, chunks: [], config: fullConfig() };
 }
 
 window.sammy = {
   ready,
-  qoe: () => stoppedQoe ?? playback?.qoe() ?? emptyQoe(),
+  qoe: () => stoppedQoe ?? sammy?.qoe() ?? emptyQoe(),
   config: fullConfig,
-  resetHistory: () => history.reset(),
-  requests: () => playback?.requests() ?? [],
-  history: () => history.sessionsKbps(),
+  resetHistory: () => sammy?.resetHistory(),
+  requests: () => sammy?.requests() ?? [],
+  history: () => sammy?.history() ?? null,
   play,
   stop,
 };
 
 // --- page furniture ---
 const playerSelect = $<HTMLSelectElement>('player');
-for (const p of PLAYERS) playerSelect.add(new Option(PLAYER_REGISTRY[p].description, p, p === player, p === player));
+const shownPlayer = (() => {
+  try {
+    return parsePlayer(params.get('player'));
+  } catch {
+    return 'dashjs';
+  }
+})();
+for (const p of PLAYERS) playerSelect.add(new Option(PAGE_PLAYERS[p].description, p, p === shownPlayer, p === shownPlayer));
 playerSelect.addEventListener('change', () => {
   params.set('player', playerSelect.value);
   // Keep the arm only if the new player runs it.
-  if (!(armsFor(playerSelect.value as PlayerName) as readonly string[]).includes(arm)) params.delete('arm');
+  if (!(armsFor(playerSelect.value as PlayerName) as readonly string[]).includes(params.get('arm') ?? 'sammy')) params.delete('arm');
   location.search = params.toString();
 });
 const select = $<HTMLSelectElement>('arm');
-for (const a of armsFor(player)) select.add(new Option(a, a, a === arm, a === arm));
+for (const a of armsFor(shownPlayer)) select.add(new Option(a, a, a === params.get('arm'), a === (params.get('arm') ?? 'sammy')));
 select.addEventListener('change', () => {
   params.set('arm', select.value);
   location.search = params.toString();
 });
 $('reset').addEventListener('click', () => {
-  history.reset();
+  sammy?.resetHistory();
   log('history reset');
 });
 $('play').addEventListener('click', play);
 $('config').textContent = JSON.stringify(fullConfig(), null, 1);
+void ready.then(() => ($('config').textContent = JSON.stringify(fullConfig(), null, 1))).catch(() => {});
 
 function fmt(v: number | null, digits = 0, unit = ''): string {
   return v === null || !Number.isFinite(v) ? '–' : `${v.toFixed(digits)}${unit}`;
 }
 
 setInterval(() => {
-  if (!playback) return;
-  const t = playback.collector.sinceStartS();
-  if (t !== null) charts.addBuffer(t, playback.bufferS());
-  const q = playback.qoe();
+  if (!playing || stoppedQoe || !sammy || !page || playRequestedMs === null) return;
+  const b = page.bufferS();
+  charts.addBuffer((performance.now() - playRequestedMs) / 1000, Number.isFinite(b) ? b : 0);
+  const q = sammy.qoe();
   const last = q.chunks.at(-1);
   const rows: [string, string][] = [
-    ['player', PLAYER_REGISTRY[playback.player].description],
+    ['player', PAGE_PLAYERS[playerName].description],
     ['arm', q.arm],
-    ['phase', playback.collector.phase],
+    ['phase', sammy.phase()],
     ['play delay', fmt(q.playDelayS, 3, ' s')],
     ['rebuffers', `${q.rebufferCount} (${fmt(q.rebufferS, 1, ' s')})`],
     ['avg bitrate (played)', fmt(q.avgBitrateKbps, 0, ' kbps')],
@@ -209,7 +196,7 @@ setInterval(() => {
     ['playing-phase chunk throughput', fmt(q.chunkThroughputKbps, 0, ' kbps')],
     ['chunks', String(q.chunks.length)],
     ['last rtp sent / applied', `${fmt(last?.rtpKbps ?? null)} / ${fmt(last?.appliedRateKbps ?? null)} kbps`],
-    ['history (kbps per session)', (history.sessionsKbps() ?? []).map((k) => Math.round(k)).join(', ') || 'none'],
+    ['history (kbps per session)', (sammy.history() ?? []).map((k) => Math.round(k)).join(', ') || 'none'],
   ];
   $('qoe').innerHTML = rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('');
   if (last?.reason) $('reason').textContent = `last decision: ${last.reason}`;

@@ -1,46 +1,73 @@
 /**
- * The CMCD `rtp` key in a request's `CMCD-Status` header (CTA-5004: requested maximum
- * throughput, integer kbps). dash.js writes its CMCD headers first; we then set or
- * remove `rtp` and leave every other member exactly as dash.js wrote it.
+ * Integer members of a request's CMCD headers: `rtp` in `CMCD-Status` (CTA-5004:
+ * requested maximum throughput, integer kbps) and `tb` in `CMCD-Object` (top bitrate,
+ * kbps). The player (dash.js, or whichever writes CMCD first) writes its headers; we
+ * then set or remove one member and leave every other member exactly as written.
  *
- * Only the `rtp` member is edited, not re-encoded: `encodeCmcd` from @svta/cml-cmcd
- * rounds rtp to the *nearest* 100 kbps (3045 -> 3000, below the pace) and, by default,
- * appends `v=2` to whatever shard it encodes (both measured with 2.7.0). A
- * CMCD-Status dictionary holds only tokens, booleans, integers and inner lists, never
- * a quoted string, so its members split safely on commas.
+ * Only that member is edited, not the header re-encoded: `encodeCmcd` from
+ * @svta/cml-cmcd rounds rtp to the *nearest* 100 kbps (3045 -> 3000, below the pace)
+ * and, by default, appends `v=2` to whatever shard it encodes (both measured with
+ * 2.7.0). A CMCD dictionary of these headers holds only tokens, booleans, integers
+ * and inner lists, never a quoted string with a comma, so its members split safely
+ * on commas.
  */
 import { CMCD_V1_KEYS, decodeCmcd } from '@svta/cml-cmcd';
 import { ARM_REGISTRY, type Arm } from '../abr/arms/index.js';
 import { headerName, headerValue } from './headers.js';
 
 export const CMCD_STATUS_HEADER = 'CMCD-Status';
+export const CMCD_OBJECT_HEADER = 'CMCD-Object';
 
 /**
- * A copy of `headers` whose CMCD-Status carries `rtp=<rtpKbps>` (null: no rtp). The
+ * A copy of `headers` whose `header` carries `key=<value>` (null: no such member). The
  * header is dropped when nothing is left in it.
  */
-export function withRtp(headers: Record<string, string> | undefined, rtpKbps: number | null): Record<string, string> {
+function withIntegerMember(headers: Record<string, string> | undefined, header: string, key: string, value: number | null): Record<string, string> {
   const out = { ...(headers ?? {}) };
-  const name = headerName(out, CMCD_STATUS_HEADER) ?? CMCD_STATUS_HEADER;
+  const name = headerName(out, header) ?? header;
+  const keyPattern = new RegExp(`^${key}(=|;|$)`);
   const members = (out[name] ?? '')
     .split(',')
     .map((m) => m.trim())
-    .filter((m) => m !== '' && !/^rtp(=|;|$)/.test(m));
-  if (rtpKbps !== null) {
-    if (!Number.isInteger(rtpKbps) || rtpKbps <= 0) throw new RangeError(`rtp must be a positive integer kbps, got ${rtpKbps}`);
-    members.push(`rtp=${rtpKbps}`);
+    .filter((m) => m !== '' && !keyPattern.test(m));
+  if (value !== null) {
+    if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${key} must be a positive integer kbps, got ${value}`);
+    members.push(`${key}=${value}`);
   }
   delete out[name];
   if (members.length > 0) out[name] = members.join(',');
   return out;
 }
 
+/** `headers` with `rtp=<rtpKbps>` in CMCD-Status (null: no rtp). */
+export function withRtp(headers: Record<string, string> | undefined, rtpKbps: number | null): Record<string, string> {
+  return withIntegerMember(headers, CMCD_STATUS_HEADER, 'rtp', rtpKbps);
+}
+
+/**
+ * `headers` with `tb=<topKbps>` in CMCD-Object: the top bitrate an rtp was computed
+ * from travels with it, so a server's spiral guard (which floors the pace at a
+ * multiple of `tb`) measures the rtp against the same top (docs/server-contract.md).
+ */
+export function withTb(headers: Record<string, string> | undefined, topKbps: number): Record<string, string> {
+  return withIntegerMember(headers, CMCD_OBJECT_HEADER, 'tb', topKbps);
+}
+
+function integerMember(headers: Record<string, string> | undefined, header: string, key: string): number | null {
+  const value = headerValue(headers, header);
+  if (value === null) return null;
+  const member = (decodeCmcd(value) as Record<string, unknown>)[key];
+  return typeof member === 'number' && Number.isFinite(member) ? member : null;
+}
+
 /** The rtp a request carries in its CMCD-Status header, or null. */
 export function rtpOf(headers: Record<string, string> | undefined): number | null {
-  const value = headerValue(headers, CMCD_STATUS_HEADER);
-  if (value === null) return null;
-  const rtp = (decodeCmcd(value) as { rtp?: unknown }).rtp;
-  return typeof rtp === 'number' && Number.isFinite(rtp) ? rtp : null;
+  return integerMember(headers, CMCD_STATUS_HEADER, 'rtp');
+}
+
+/** The tb a request carries in its CMCD-Object header, or null. */
+export function tbOf(headers: Record<string, string> | undefined): number | null {
+  return integerMember(headers, CMCD_OBJECT_HEADER, 'tb');
 }
 
 /**

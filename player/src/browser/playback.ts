@@ -1,17 +1,17 @@
 /**
- * What every player adapter shares: one playback of one arm, whichever web player
- * plays it (dash.js, Shaka, hls.js). The adapters are thin: they translate their
- * player's hooks into the calls below, and this object holds the rest, so the three
- * players send the same rtp for the same state and record the same SessionQoE.
+ * One playback of one arm, whichever web player plays it (dash.js, Shaka, hls.js): what
+ * the players' adapters share once a source is playing. The adapters are thin: they
+ * translate their player's hooks into the calls below, so the three players send the
+ * same rtp for the same state and record the same SessionQoE.
  *
  * It is responsible for:
- *   1. The core's session for arms whose bitrate is Sammy's (they need segments.json),
+ *   1. The core's session for arms whose bitrate is Sammy's (with the segment sizes),
  *      and its decisions: `decide()` before a video chunk is chosen.
  *   2. The QoE collector on the video element, with the phase events (first frame,
  *      seek, stall) wired into the core.
  *   3. `onRequest()`: the arm's rtp on a segment request (`CMCD-Status`, after the
- *      player's own CMCD step), the list of requests as sent, and what the response
- *      step needs for a video chunk.
+ *      player's own CMCD step) with the `tb` it was computed from, the list of requests
+ *      as sent, and what the response step needs for a video chunk.
  *   4. `onResponse()`: one ChunkRecord per video chunk (bytes, download time from
  *      Resource Timing, the rtp sent, the rate the server applied from Server-Timing)
  *      and the core's throughput sample.
@@ -21,53 +21,28 @@ import { ARM_REGISTRY, type Arm, type PlayerName, type RtpChoice } from '../abr/
 import { pickSammyConfig } from '../abr/config.js';
 import type { InitialThroughputHistory } from '../abr/history.js';
 import { ladderFromSidecar, topRung, type Ladder } from '../abr/ladder.js';
-import type { ChunkRecord, Phase, SessionQoE } from '../abr/records.js';
+import type { ChunkRecord, Phase } from '../abr/records.js';
 import { SammySession, type Decision } from '../abr/session.js';
-import { rtpOf, withRtp } from './cmcd-status.js';
+import { rtpOf, withRtp, withTb } from './cmcd-status.js';
+import type { SentRequest } from './options.js';
 import { armParam, type PlayerConfig } from './player-config.js';
 import { QoeCollector } from './qoe-collector.js';
+import { resourceTimingS } from './resource-timing.js';
 import { appliedRateKbps } from './server-timing.js';
 
 export interface PlaybackOptions {
   video: HTMLVideoElement;
-  /** The manifest: an MPD for dash.js and Shaka, a multivariant playlist for hls.js. */
-  manifestUrl: string;
+  /** The manifest (an MPD, or an HLS multivariant playlist), when the player said which. */
+  manifestUrl: string | null;
   arm: Arm;
   config: PlayerConfig;
-  /** segments.json; required by `sammy`, and gives every arm its SSIM. */
+  /** The segment sizes (segments.json); the `sammy` arm's core needs them, every arm gets its SSIM from them. */
   sidecar: SegmentsSidecar | null;
   history: InitialThroughputHistory;
-  /** Clock in ms (default `performance.now`). */
-  now?: () => number;
-  /** When play was requested, on `now`'s clock (default: the call); the page passes the click, before it fetched segments.json. */
-  playRequestedMs?: number;
-  log?: (message: string, err?: unknown) => void;
-  onChunk?: (record: ChunkRecord) => void;
-}
-
-/** One segment request as sent (video and audio, media and init), for the page and tests. */
-export interface SentRequest {
-  path: string;
-  mediaType: string;
-  type: string;
-  phase: Phase;
-  rtpKbps: number | null;
-  /** Seconds since the play request. */
-  t: number;
-}
-
-/** What the page drives, whichever player plays. */
-export interface Playback {
-  readonly arm: Arm;
-  readonly player: PlayerName;
-  /** The core's session (`sammy` only). */
-  readonly session: SammySession | null;
-  readonly collector: QoeCollector;
-  qoe(): SessionQoE;
-  requests(): readonly SentRequest[];
-  /** The video buffered ahead of the playhead, as the player sees it. */
-  bufferS(): number;
-  destroy(): void;
+  /** When play was requested (`performance.now()` clock); null: now. */
+  playRequestedMs: number | null;
+  log: (message: string, err?: unknown) => void;
+  onChunk: (record: ChunkRecord) => void;
 }
 
 export type SegmentType = 'MediaSegment' | 'InitializationSegment';
@@ -79,7 +54,7 @@ export interface SegmentRequest {
   type: SegmentType;
   /** The rung the player requests, if it says (the URL's `chunk-<rung>-<n>` is read first). */
   rung?: number | null;
-  /** The rendition's nominal bitrate as the player knows it, for arms without segments.json. */
+  /** The rendition's nominal bitrate as the player knows it, for arms without the segment sizes. */
   bitrateKbps?: number | null;
 }
 
@@ -108,6 +83,7 @@ export interface SegmentResponse {
 }
 
 const CHUNK_PATH = /chunk-(\d+)-(\d+)\.m4s(?:$|\?)/;
+const now = (): number => performance.now();
 
 export function pathOf(url: string): string {
   try {
@@ -129,38 +105,21 @@ export function byteLength(data: unknown): number {
   return 0;
 }
 
-/**
- * The chunk's network time from the Resource Timing API: request sent to last byte.
- * Players time from before `send()` to their load event, which a busy main thread
- * delays (on loopback at startup it tripled a chunk's time); null when the entry is
- * not there.
- */
-export function resourceTimingS(url: string): number | null {
-  if (typeof performance === 'undefined' || typeof performance.getEntriesByName !== 'function') return null;
-  const entries = performance.getEntriesByName(new URL(url, location.href).href, 'resource') as PerformanceResourceTiming[];
-  const e = entries.at(-1);
-  if (!e || e.responseEnd <= 0) return null;
-  const start = e.requestStart > 0 ? e.requestStart : e.startTime;
-  const ms = e.responseEnd - start;
-  return ms > 0 ? ms / 1000 : null;
-}
-
 /** Seconds of media buffered ahead of `t` in `ranges` (the range holding `t`, within a small gap). */
-export function bufferedAheadS(ranges: { start: number; end: number }[], t: number): number {
+export function bufferedAheadS(ranges: readonly { start: number; end: number }[], t: number): number {
   const r = ranges.find((x) => x.start <= t + 0.1 && x.end > t);
   return r ? r.end - t : 0;
 }
 
 export class PlaybackCore {
-  readonly o: PlaybackOptions;
-  readonly now: () => number;
-  readonly log: (message: string, err?: unknown) => void;
   readonly ladder: Ladder | null;
+  /** The core's session (arms whose bitrate is Sammy's, with the segment sizes). */
   readonly session: SammySession | null;
   readonly segmentDurationS: number;
   readonly collector: QoeCollector;
+  private readonly sammyBitrate: boolean;
   /** The highest rung the player allows now (a bitrate cap lowers it). */
-  maxRung: number;
+  private maxRung: number;
   private readonly sent: SentRequest[] = [];
   /** The core's decision per video segment index, for the chunk record's reason. */
   private readonly decisions = new Map<number, Decision>();
@@ -168,39 +127,35 @@ export class PlaybackCore {
 
   /**
    * @param videoBufferS the player's video buffer ahead of the playhead (what the pace is computed from)
-   * @param playerTopKbps the highest bitrate the player offers, for arms without segments.json
+   * @param playerTopKbps the highest video bitrate the player offers, for arms without the segment sizes
    */
   constructor(
-    o: PlaybackOptions,
+    private readonly o: PlaybackOptions,
     readonly player: PlayerName,
     private readonly videoBufferS: () => number,
     private readonly playerTopKbps: () => number,
   ) {
-    this.o = o;
-    this.now = o.now ?? (() => performance.now());
-    this.log = o.log ?? ((m: string, err?: unknown) => console.warn(`[sammy] ${m}`, err ?? ''));
     this.ladder = o.sidecar ? ladderFromSidecar(o.sidecar) : null;
-    this.session = this.coreSession();
+    this.sammyBitrate = ARM_REGISTRY[o.arm].bitrate === 'sammy';
+    this.session = this.sammyBitrate && this.ladder ? new SammySession({ ladder: this.ladder, config: pickSammyConfig(o.config), history: o.history }) : null;
     this.segmentDurationS = o.sidecar?.segmentDurationS ?? DEFAULT_SEGMENT_DURATION_S;
     this.maxRung = this.ladder ? topRung(this.ladder) : 0;
     this.collector = this.makeCollector();
+    this.collector.playRequested(o.playRequestedMs ?? undefined);
   }
 
-  /** The core's session, for arms whose bitrate the Sammy core picks; they need segments.json. */
-  private coreSession(): SammySession | null {
-    if (ARM_REGISTRY[this.o.arm].bitrate !== 'sammy') return null;
-    if (!this.ladder) throw new Error(`the ${this.o.arm} arm needs segments.json next to the manifest`);
-    return new SammySession({ ladder: this.ladder, config: pickSammyConfig(this.o.config), history: this.o.history });
+  /** The full parameter set recorded with a session (also before one starts). */
+  static qoeConfig(player: PlayerName, arm: Arm, manifestUrl: string | null, config: PlayerConfig): Record<string, unknown> {
+    return { player, arm, manifest: manifestUrl, ...config };
   }
 
   private makeCollector(): QoeCollector {
     const { o, session } = this;
-    const config = { player: this.player, arm: o.arm, manifest: o.manifestUrl, ...o.config } as Record<string, unknown>;
-    const ssim = o.sidecar?.representations.map((r) => r.ssim) ?? null;
-    return new QoeCollector(o.video, this.now, { arm: o.arm, config, segmentDurationS: this.segmentDurationS, ssim }, {
+    const info = { arm: o.arm, config: PlaybackCore.qoeConfig(this.player, o.arm, o.manifestUrl, o.config), segmentDurationS: this.segmentDurationS, ssim: o.sidecar?.representations.map((r) => r.ssim) ?? null };
+    return new QoeCollector(o.video, now, info, {
       frame: () => {
         const recorded = session?.firstFrame() ?? null;
-        if (recorded !== null) this.log(`initial-phase throughput ${Math.round(recorded)} kbps recorded in the history`);
+        if (recorded !== null) o.log(`initial-phase throughput ${Math.round(recorded)} kbps recorded in the history`);
       },
       seek: () => {
         session?.seek();
@@ -209,6 +164,10 @@ export class PlaybackCore {
       },
       rebuffer: () => session?.rebuffer(),
     });
+  }
+
+  requests(): readonly SentRequest[] {
+    return this.sent;
   }
 
   bufferS(): number {
@@ -225,21 +184,48 @@ export class PlaybackCore {
     return this.ladder ? this.ladder.bitratesKbps[this.maxRung]! : this.playerTopKbps();
   }
 
-  /** The core's decision for the first chunk (buffer empty), which players fetch before asking any rule. */
+  /** The core's decision for the first chunk (buffer empty), which players fetch before asking any rule; null without the core. */
   firstDecision(): Decision | null {
     const d = this.session?.decide({ bufferS: 0, segmentIndex: 0 }) ?? null;
     if (d) this.decisions.set(0, d);
     return d;
   }
 
-  /** The core's rung for the next video segment, at the current buffer, with `allowedMaxRung` the highest the player allows. */
-  decide(allowedMaxRung: number, bufferS: number = this.bufferS()): { rung: number; reason: string; segmentIndex: number } {
-    if (!this.session) throw new Error(`the ${this.o.arm} arm has no core session`);
+  /**
+   * The core's rung for the next video segment, with `allowedMaxRung` the highest the
+   * player allows, at `bufferS` (default: the buffer now); null without the core.
+   */
+  decide(allowedMaxRung: number, bufferS: number = this.bufferS()): { rung: number; reason: string } | null {
+    if (!this.session) return null;
     this.maxRung = allowedMaxRung;
     const segmentIndex = this.nextVideoIndex();
     const d = this.session.decide({ bufferS, segmentIndex, maxRung: allowedMaxRung });
     this.decisions.set(segmentIndex, d);
-    return { rung: d.rung, reason: d.reason, segmentIndex };
+    return { rung: d.rung, reason: d.reason };
+  }
+
+  /** The arm's rtp for a segment request (the request untouched while Sammy's bitrate runs without its core). */
+  private rtpChoice(bufferS: number, segmentIndex: number): RtpChoice {
+    if (this.sammyBitrate && !this.session) return 'keep';
+    return ARM_REGISTRY[this.o.arm].playerRtp({
+      session: this.session,
+      bufferS,
+      segmentIndex,
+      maxRung: this.maxRung,
+      topKbps: () => this.topKbps(),
+      rtpRoundingKbps: this.o.config.rtpRoundingKbps,
+      param: (name) => armParam(this.o.config, name),
+    });
+  }
+
+  /**
+   * The top bitrate of the request's media type (video: the highest rung allowed now;
+   * audio: the audio's), sent as `tb` with an rtp we set: the server's spiral guard
+   * floors the pace at a multiple of `tb`, so it must be the top the rtp was computed from.
+   */
+  private tbKbps(mediaType: string): number | null {
+    const kbps = mediaType === 'video' ? this.topKbps() : mediaType === 'audio' ? (this.o.sidecar?.audio?.bitrateKbps ?? null) : null;
+    return kbps !== null && kbps > 0 ? Math.round(kbps) : null;
   }
 
   /**
@@ -252,16 +238,13 @@ export class PlaybackCore {
     const segmentIndex = chunk ? chunk.index : this.nextVideoIndex();
     const bufferBeforeS = this.bufferS();
     const phase = this.collector.phase;
-    const choice: RtpChoice = ARM_REGISTRY[this.o.arm].playerRtp({
-      session: this.session,
-      bufferS: bufferBeforeS,
-      segmentIndex,
-      maxRung: this.maxRung,
-      topKbps: () => this.topKbps(),
-      rtpRoundingKbps: this.o.config.rtpRoundingKbps,
-      param: (name) => armParam(this.o.config, name),
-    });
-    const out = choice === 'keep' ? headers : withRtp(headers, choice.rtpKbps);
+    const choice = this.rtpChoice(bufferBeforeS, segmentIndex);
+    let out = headers;
+    if (choice !== 'keep') {
+      out = withRtp(out, choice.rtpKbps);
+      const tb = choice.rtpKbps === null ? null : this.tbKbps(req.mediaType);
+      if (tb !== null) out = withTb(out, tb);
+    }
     const rtpKbps = rtpOf(out);
     const requestS = this.collector.sinceStartS() ?? 0;
     this.sent.push({ path: pathOf(req.url), mediaType: req.mediaType, type: req.type, phase, rtpKbps, t: requestS });
@@ -278,7 +261,7 @@ export class PlaybackCore {
         rtpKbps,
         bufferBeforeS,
         requestS,
-        startMs: this.now(),
+        startMs: now(),
         paceFloorKbps: choice === 'keep' ? null : choice.floorKbps,
         reason: this.decisions.get(segmentIndex)?.reason,
         url: req.url,
@@ -291,7 +274,7 @@ export class PlaybackCore {
     const { sizeBytes } = resp;
     if (sizeBytes <= 0 || resp.status < 200 || resp.status >= 300) return null;
     const playerMs = resp.playerDownloadMs;
-    const downloadS = resourceTimingS(req.url) ?? (typeof playerMs === 'number' && playerMs > 0 ? playerMs : this.now() - req.startMs) / 1000;
+    const downloadS = resourceTimingS(req.url) ?? (typeof playerMs === 'number' && playerMs > 0 ? playerMs : now() - req.startMs) / 1000;
     const record: ChunkRecord = {
       index: req.index,
       rung: req.rung,
@@ -311,28 +294,8 @@ export class PlaybackCore {
     };
     this.session?.addSample({ sizeBytes, downloadS, phase: req.phase });
     this.collector.addChunk(record);
-    this.o.onChunk?.(record);
+    this.o.onChunk(record);
     return record;
-  }
-
-  /** The play request: the play delay counts from here. Resource Timing keeps 250 entries by default; a long session makes more. */
-  start(): void {
-    if (typeof performance !== 'undefined' && typeof performance.setResourceTimingBufferSize === 'function') performance.setResourceTimingBufferSize(100_000);
-    this.collector.playRequested(this.o.playRequestedMs);
-  }
-
-  /** The page's handle, with the adapter's own teardown. */
-  playback(destroy: () => void): Playback {
-    return {
-      arm: this.o.arm,
-      player: this.player,
-      session: this.session,
-      collector: this.collector,
-      qoe: () => this.collector.qoe(),
-      requests: () => this.sent,
-      bufferS: () => this.bufferS(),
-      destroy,
-    };
   }
 }
 

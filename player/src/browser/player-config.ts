@@ -51,7 +51,7 @@ export function parsePlayer(value: string | null): PlayerName {
   throw new SammyConfigError(`unknown player ${JSON.stringify(value)} (known: ${PLAYERS.join(', ')})`);
 }
 
-/** The page's `?arm=` (default sammy): an arm that runs in the browser on this player. */
+/** An arm (default sammy) that runs in the browser on `player` (the page's `?arm=`, a plugin's `arm` option). */
 export function parseArm(value: string | null, player: PlayerName = 'dashjs'): Arm {
   if (value === null || value === '') return 'sammy';
   const arms = armsFor(player);

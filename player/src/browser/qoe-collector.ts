@@ -41,6 +41,15 @@ export class QoeCollector {
   /** `played` ranges of the element before it was last emptied. */
   private readonly playedBefore: [number, number][] = [];
   private readonly chunkList: ChunkRecord[] = [];
+  private readonly listeners: [string, () => void][] = [
+    ['seeking', () => this.onSeeking()],
+    ['seeked', () => this.onSeeked()],
+    ['waiting', () => this.onWaiting()],
+    ['playing', () => this.endStall()],
+    ['error', () => this.onMediaError()],
+    ['emptied', () => this.playedBefore.push(...this.playedNow())],
+  ];
+  private disposed = false;
 
   constructor(
     private readonly video: HTMLVideoElement,
@@ -48,12 +57,13 @@ export class QoeCollector {
     private readonly info: { arm: Arm; config: Record<string, unknown>; segmentDurationS: number; ssim: number[][] | null },
     private readonly events: CollectorEvents = {},
   ) {
-    video.addEventListener('seeking', () => this.onSeeking());
-    video.addEventListener('seeked', () => this.onSeeked());
-    video.addEventListener('waiting', () => this.onWaiting());
-    video.addEventListener('playing', () => this.endStall());
-    video.addEventListener('error', () => this.onMediaError());
-    video.addEventListener('emptied', () => this.playedBefore.push(...this.playedNow()));
+    for (const [type, listener] of this.listeners) video.addEventListener(type, listener);
+  }
+
+  /** Stops watching the element: no event reaches the collector or its listeners afterwards. */
+  dispose(): void {
+    this.disposed = true;
+    for (const [type, listener] of this.listeners) this.video.removeEventListener(type, listener);
   }
 
   get phase(): Phase {
@@ -110,7 +120,8 @@ export class QoeCollector {
   }
 
   private frameShown(): void {
-    if (this.currentPhase === 'playing') return;
+    // A frame callback asked for before dispose() may still come.
+    if (this.disposed || this.currentPhase === 'playing') return;
     const afterSeek = this.firstFrameMs !== null;
     if (!afterSeek) this.firstFrameMs = this.now();
     this.currentPhase = 'playing';

@@ -1,23 +1,32 @@
 /**
- * Thin dash.js 5 adapter around the Sammy core (what it relies on in dash.js: docs/dashjs.md).
- * It is responsible for:
- *   1. dash.js settings per arm (settings.ts): buffer target, CMCD in headers, rules.
- *   2. `sammy`: the custom ABR rule, which asks the playback core for a rung at
- *      dash.js's video buffer level (sammy-rule.ts).
- *   3. A request interceptor, after dash.js's own CMCD step, that hands every segment
- *      request to the playback core (src/browser/playback.ts), which sets or strips `rtp` in
- *      `CMCD-Status` as the arm's policy says.
- *   4. A response interceptor that hands each video chunk's bytes, dash.js's timing
- *      and Server-Timing to the playback core for its ChunkRecord.
+ * Thin dash.js 5 adapter around the Sammy core: `attachSammy(player, options)` (what
+ * it relies on in dash.js: docs/dashjs.md). What every player plugin shares (the
+ * segment sizes, the playback, the QoE, `detach()`) is src/browser/attachment.ts; this
+ * file is responsible for:
+ *   1. dash.js settings (settings.ts): CMCD in headers and the buffer target from the
+ *      attach on; for the `sammy` arm, once the core runs, the built-in rules off and
+ *      the first rung.
+ *   2. `sammy`: the custom ABR rule, which asks the playback for a rung at dash.js's
+ *      video buffer level (sammy-rule.ts).
+ *   3. A request interceptor. The player's first request (the manifest) waits until the
+ *      segment sizes are loaded, so the core picks the first rung before dash.js does;
+ *      then, on every segment request, after dash.js's own CMCD step, the playback sets
+ *      (or strips) `rtp` in `CMCD-Status` as the arm's policy says, with the `tb` it
+ *      was computed from.
+ *   4. A response interceptor that hands each video chunk's bytes, dash.js's timing and
+ *      Server-Timing to the playback for its ChunkRecord and the core's sample.
+ *   5. `detach()`: every step above undone, the player's own settings back.
  * Nothing here throws into dash.js: a failing step logs, and the request or response
  * goes on unchanged (the rule keeps the current rung).
  */
-import * as dashjs from 'dashjs';
 import type { MediaPlayerClass } from 'dashjs';
+import { resolveAttachOptions, type AttachOptions } from '../browser/attach-options.js';
+import { pageUrl, SammyAttachment } from '../browser/attachment.js';
 import { headerValue } from '../browser/headers.js';
-import { byteLength, guarded, PlaybackCore, type ChunkRequest, type Playback, type PlaybackOptions, type SegmentType } from '../browser/playback.js';
+import type { SammyHandle, SammyOptions } from '../browser/options.js';
+import { byteLength, type ChunkRequest, type PlaybackCore, type SegmentType } from '../browser/playback.js';
 import { createSammyRule } from './sammy-rule.js';
-import { dashjsSettings } from './settings.js';
+import { dashjsSettings, mergePatches, restorePatch, sammyAbrSettings, type SettingsPatch } from './settings.js';
 
 /** The parts of dash.js's request objects the adapter reads (CommonMediaRequest + FragmentRequest). */
 interface FragmentRequest {
@@ -37,58 +46,102 @@ interface InterceptedResponse {
   data?: unknown;
   resourceTiming?: { duration?: number };
 }
+type Interceptor<T> = (x: T) => Promise<T>;
 
 const SEGMENT_TYPES = new Set<string>(['MediaSegment', 'InitializationSegment'] satisfies SegmentType[]);
 
-export interface DashjsPlayback extends Playback {
-  readonly dashjs: MediaPlayerClass;
+/**
+ * Attaches Sammy to a dash.js 5 player. Call it before `player.initialize()` (or
+ * `attachSource()`): the rule, the interceptors and the settings must be in place
+ * when dash.js sets up the stream. One attachment serves one source; after
+ * `player.reset()` or a new source, attach again. Throws a `SammyConfigError` for a
+ * bad option, before touching the player.
+ */
+export function attachSammy(player: MediaPlayerClass, options?: SammyOptions): SammyHandle {
+  return new DashjsAttachment(player, resolveAttachOptions(options, 'dashjs'));
 }
 
-/** dash.js's settings for the arm, and (Sammy's bitrate) the custom rule that asks the core. */
-function configurePlayer(core: PlaybackCore, player: MediaPlayerClass): void {
-  // The first chunk's rung comes from the core: dash.js fetches it before asking any rule.
-  const first = core.firstDecision();
-  player.updateSettings(dashjsSettings(core.o.arm, core.o.config, first && core.ladder ? core.ladder.bitratesKbps[first.rung]! : null) as never);
-  if (!core.session) return;
-  const rule = createSammyRule((allowedMaxRung) => core.decide(allowedMaxRung), core.log);
-  player.addABRCustomRule('qualitySwitchRules', 'SammyRule', rule as object);
-}
+class DashjsAttachment extends SammyAttachment {
+  readonly #player: MediaPlayerClass;
+  readonly #rule: { name: string; factory: unknown } | null;
+  readonly #restore: SettingsPatch;
 
-function onRequest(core: PlaybackCore, req: InterceptedRequest): void {
-  const frag = req.customData?.request;
-  if (!frag || !SEGMENT_TYPES.has(frag.type ?? '')) return;
-  const { headers, chunk } = core.onRequest(
-    { url: req.url, mediaType: frag.mediaType ?? '', type: frag.type as SegmentType, rung: Number(frag.representation?.id), bitrateKbps: frag.representation?.bitrateInKbit ?? null },
-    req.headers,
-  );
-  req.headers = headers;
-  if (chunk) req.customData = { ...req.customData, sammy: chunk };
-}
+  constructor(player: MediaPlayerClass, o: AttachOptions) {
+    super('dashjs', o);
+    this.#player = player;
+    const settings = dashjsSettings(o.arm, o.config);
+    this.#restore = restorePatch(this.sammyBitrate ? mergePatches(settings, sammyAbrSettings(0)) : settings, player.getSettings());
+    player.updateSettings(settings as never);
+    this.#rule = this.sammyBitrate ? createSammyRule((maxRung) => (this.detached ? null : (this.live?.decide(maxRung) ?? null)), o.log) : null;
+    if (this.#rule) player.addABRCustomRule('qualitySwitchRules', this.#rule.name, this.#rule.factory as never);
+    player.addRequestInterceptor(this.#onRequest as never);
+    player.addResponseInterceptor(this.#onResponse as never);
+  }
 
-function onResponse(core: PlaybackCore, resp: InterceptedResponse): void {
-  const chunk = resp.request?.customData?.sammy;
-  if (!chunk) return;
-  core.onResponse(chunk, {
-    status: resp.status ?? 0,
-    sizeBytes: byteLength(resp.data),
-    playerDownloadMs: resp.resourceTiming?.duration ?? null,
-    serverTiming: headerValue(resp.headers, 'server-timing'),
-  });
-}
+  protected videoElement(): HTMLVideoElement {
+    return this.#player.getVideoElement();
+  }
 
-export function startPlayback(o: PlaybackOptions): DashjsPlayback {
-  const player = dashjs.MediaPlayer().create();
-  const core = new PlaybackCore(o, 'dashjs', () => player.getBufferLength('video'), () => Math.max(0, ...(player.getRepresentationsByType('video') ?? []).map((r) => r.bitrateInKbit)));
-  configurePlayer(core, player);
-  player.addRequestInterceptor((async (req: InterceptedRequest) => {
-    guarded(core.log, 'request interceptor failed; request sent as dash.js made it', undefined, () => onRequest(core, req));
+  protected videoBufferS(): number {
+    return this.#player.getBufferLength('video');
+  }
+
+  protected playerTopKbps(): number {
+    return Math.max(0, ...(this.#player.getRepresentationsByType('video') ?? []).map((r) => r.bitrateInKbit));
+  }
+
+  protected uninstall(): void {
+    const player = this.#player;
+    player.removeRequestInterceptor(this.#onRequest as never);
+    player.removeResponseInterceptor(this.#onResponse as never);
+    if (this.#rule) player.removeABRCustomRule(this.#rule.name);
+    player.updateSettings(this.#restore as never);
+  }
+
+  protected override onStart(live: PlaybackCore): void {
+    // The first chunk's rung comes from the core: dash.js fetches it before asking any rule.
+    const first = live.firstDecision();
+    if (first) this.#player.updateSettings(sammyAbrSettings(live.ladder!.bitratesKbps[first.rung]!) as never);
+    else if (this.#rule) this.#player.removeABRCustomRule(this.#rule.name);
+  }
+
+  readonly #onRequest: Interceptor<InterceptedRequest> = async (req) => {
+    if (this.detached) return req;
+    try {
+      if (this.live === null) await this.start(req.customData?.request?.type === 'MPD' ? new URL(req.url, pageUrl()).href : null);
+      if (this.live !== null && !this.detached) this.#onSegmentRequest(this.live, req);
+    } catch (err) {
+      this.o.log('request interceptor failed; request sent as dash.js made it', err);
+    }
     return req;
-  }) as never);
-  player.addResponseInterceptor((async (resp: InterceptedResponse) => {
-    guarded(core.log, 'response interceptor failed; chunk not recorded', undefined, () => onResponse(core, resp));
+  };
+
+  readonly #onResponse: Interceptor<InterceptedResponse> = async (resp) => {
+    if (this.detached) return resp;
+    try {
+      const chunk = resp.request?.customData?.sammy;
+      if (chunk && this.live) {
+        this.live.onResponse(chunk, {
+          status: resp.status ?? 0,
+          sizeBytes: byteLength(resp.data),
+          playerDownloadMs: resp.resourceTiming?.duration ?? null,
+          serverTiming: headerValue(resp.headers, 'server-timing'),
+        });
+      }
+    } catch (err) {
+      this.o.log('response interceptor failed; chunk not recorded', err);
+    }
     return resp;
-  }) as never);
-  core.start();
-  player.initialize(o.video, o.manifestUrl, true);
-  return { ...core.playback(() => player.destroy()), dashjs: player };
+  };
+
+  #onSegmentRequest(live: PlaybackCore, req: InterceptedRequest): void {
+    const frag = req.customData?.request;
+    if (!frag || !SEGMENT_TYPES.has(frag.type ?? '')) return;
+    const { headers, chunk } = live.onRequest(
+      { url: req.url, mediaType: frag.mediaType ?? '', type: frag.type as SegmentType, rung: Number(frag.representation?.id), bitrateKbps: frag.representation?.bitrateInKbit ?? null },
+      req.headers,
+    );
+    req.headers = headers;
+    if (chunk) req.customData = { ...req.customData, sammy: chunk };
+  }
 }

@@ -3,7 +3,8 @@
  * class factory with `getSwitchRequest(rulesContext)`, registered with
  * `addABRCustomRule('qualitySwitchRules', ...)`). It asks the adapter for a rung and
  * maps it onto the Representation with that id (the encoder's ids are rungs 0..N-1).
- * Any failure returns "no change", so dash.js keeps the current rung.
+ * "No opinion" from the adapter, or any failure, returns "no change", so dash.js keeps
+ * the current rung.
  */
 import * as dashjsModule from 'dashjs';
 import type { MediaInfo, Representation, RulesContext } from 'dashjs';
@@ -26,17 +27,21 @@ export function factoryMaker(): FactoryMakerApi {
   return fm;
 }
 
-/** What the rule needs from the adapter: the rung to fetch next, given the highest one allowed. */
-export type RungChooser = (maxRung: number) => { rung: number; reason: string };
+/**
+ * What the rule needs from the adapter: the rung to fetch next, given the highest one
+ * allowed; null for no opinion (the core is not running, or Sammy was detached: dash.js
+ * keeps a rule instance it has made until the stream ends).
+ */
+export type RungChooser = (maxRung: number) => { rung: number; reason: string } | null;
 
 let instances = 0;
 
 /**
- * A rule factory for `player.addABRCustomRule`. Each call makes a factory with its own
- * name: FactoryMaker caches class factories by name, and a cached one would keep the
- * first session's chooser.
+ * A rule factory for `player.addABRCustomRule`, with its name. Each call makes a
+ * factory with its own name: FactoryMaker caches class factories by name, and a cached
+ * one would keep the first session's chooser.
  */
-export function createSammyRule(choose: RungChooser, log: (message: string, err?: unknown) => void): unknown {
+export function createSammyRule(choose: RungChooser, log: (message: string, err?: unknown) => void): { name: string; factory: unknown } {
   const fm = factoryMaker();
   function SammyRule(this: { context: object }) {
     const context = this.context;
@@ -50,10 +55,11 @@ export function createSammyRule(choose: RungChooser, log: (message: string, err?
           .filter((x) => Number.isInteger(x.rung))
           .sort((a, b) => a.rung - b.rung);
         if (allowed.length === 0) return SwitchRequest(context).create();
-        const { rung, reason } = choose(allowed[allowed.length - 1]!.rung);
+        const choice = choose(allowed[allowed.length - 1]!.rung);
+        if (choice === null) return SwitchRequest(context).create();
         // The highest allowed rung at or below the choice (the lowest if none is).
-        const pick = [...allowed].reverse().find((x) => x.rung <= rung) ?? allowed[0]!;
-        return SwitchRequest(context).create(pick.rep, { message: `[Sammy] ${reason}` }, SwitchRequest.PRIORITY.STRONG);
+        const pick = [...allowed].reverse().find((x) => x.rung <= choice.rung) ?? allowed[0]!;
+        return SwitchRequest(context).create(pick.rep, { message: `[Sammy] ${choice.reason}` }, SwitchRequest.PRIORITY.STRONG);
       } catch (err) {
         log('Sammy rule failed; keeping the current rung', err);
         return SwitchRequest(context).create();
@@ -61,6 +67,7 @@ export function createSammyRule(choose: RungChooser, log: (message: string, err?
     }
     return { getSwitchRequest, reset() {} };
   }
-  (SammyRule as unknown as { __dashjs_factory_name: string }).__dashjs_factory_name = `SammyRule${++instances}`;
-  return fm.getClassFactory(SammyRule);
+  const name = `SammyRule${++instances}`;
+  (SammyRule as unknown as { __dashjs_factory_name: string }).__dashjs_factory_name = name;
+  return { name, factory: fm.getClassFactory(SammyRule) };
 }

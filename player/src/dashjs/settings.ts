@@ -1,9 +1,10 @@
 /**
  * dash.js 5 settings per arm (why each: docs/dashjs.md). Pure: the adapter passes the
- * result to `player.updateSettings()`.
+ * results to `player.updateSettings()`, and gives the player its own values back on
+ * detach (`restorePatch`).
  */
 import { CMCD_KEYS, CmcdTransmissionMode } from '@svta/cml-cmcd';
-import { ARM_REGISTRY, dashjsBufferTimesS, type Arm } from '../abr/arms/index.js';
+import { dashjsBufferTimesS, type Arm } from '../abr/arms/index.js';
 import { playerCmcdKeys } from '../browser/cmcd-status.js';
 import type { PlayerConfig } from '../browser/player-config.js';
 
@@ -26,37 +27,84 @@ export const BUILT_IN_RULES = [
   'loLPRule',
 ] as const;
 
+/** dash.js's CMCD keys: all of them, except `rtp` when we write it ourselves or send none. */
+export function cmcdKeysFor(arm: Arm): string[] {
+  return playerCmcdKeys(arm, CMCD_KEYS);
+}
+
+/** A partial dash.js settings object, as `updateSettings()` takes it. */
+export type SettingsPatch = Record<string, unknown>;
+
 export interface DashjsSettings {
-  debug: { logLevel: number };
   streaming: {
     buffer: Record<string, number | boolean>;
-    abr: Record<string, unknown>;
-    cmcd: Record<string, unknown>;
+    cmcd: { enabled: boolean; mode: string; version: number; enabledKeys: string[]; rtpSafetyFactor: number };
   };
 }
 
-export function dashjsSettings(arm: Arm, config: PlayerConfig, initialBitrateKbps: number | null): DashjsSettings {
-  const abr: Record<string, unknown> = {};
-  if (ARM_REGISTRY[arm].bitrate === 'sammy') {
-    abr.rules = Object.fromEntries(BUILT_IN_RULES.map((name) => [name, { active: false }]));
-    // The first chunk's rung comes from the core (history or the no-history rule): dash.js
-    // fetches the first segment before it consults any rule.
-    if (initialBitrateKbps !== null) abr.initialBitrate = { video: initialBitrateKbps };
-  }
+export interface SammyAbrSettings {
+  streaming: { abr: { rules: Record<string, { active: boolean }>; initialBitrate: { video: number } } };
+}
+
+/** Every arm, from the attach on: CMCD in headers (the arm's keys), the buffer target. */
+export function dashjsSettings(arm: Arm, config: PlayerConfig): DashjsSettings {
   return {
-    debug: { logLevel: 3 /* warnings and errors */ },
     streaming: {
       // The same buffer target for every arm. Fast switching would re-download buffered
       // segments at a higher rung, which neither the thesis's player nor our records model.
       buffer: { ...dashjsBufferTimesS(config.maxBufferS), fastSwitchEnabled: false },
-      abr,
       cmcd: {
         enabled: true,
         mode: CMCD_MODE_HEADERS,
         version: 1,
-        enabledKeys: playerCmcdKeys(arm, CMCD_KEYS),
+        enabledKeys: cmcdKeysFor(arm),
         rtpSafetyFactor: config.dashjsRtpSafetyFactor,
       },
     },
   };
+}
+
+/**
+ * The arms whose bitrate is Sammy's, once the core runs: every built-in quality rule
+ * off, and the first chunk at the core's rung (history or the no-history rule), since
+ * dash.js fetches the first segment before it consults any rule.
+ */
+export function sammyAbrSettings(initialBitrateKbps: number): SammyAbrSettings {
+  return {
+    streaming: {
+      abr: {
+        rules: Object.fromEntries(BUILT_IN_RULES.map((name) => [name, { active: false }])),
+        initialBitrate: { video: initialBitrateKbps },
+      },
+    },
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The player's current values at every leaf of `patch`: applied after `patch`, they
+ * give the player back what it had (arrays and plain values are leaves; copied, since
+ * dash.js hands out its live settings object).
+ */
+export function restorePatch(patch: object, current: unknown): SettingsPatch {
+  const out: SettingsPatch = {};
+  for (const [key, value] of Object.entries(patch)) {
+    const now = isObject(current) ? current[key] : undefined;
+    if (isObject(value)) out[key] = restorePatch(value, now);
+    else if (now !== undefined) out[key] = JSON.parse(JSON.stringify(now)) as unknown;
+  }
+  return out;
+}
+
+/** Two patches as one (the second wins where both set a leaf). */
+export function mergePatches(a: object, b: object): SettingsPatch {
+  const out: SettingsPatch = { ...a };
+  for (const [key, value] of Object.entries(b)) {
+    const prev = out[key];
+    out[key] = isObject(prev) && isObject(value) ? mergePatches(prev, value) : value;
+  }
+  return out;
 }

@@ -2,18 +2,21 @@
  * The Sammy bitrate choice as an hls.js ABR controller (the `abrController` config
  * class). hls.js reads `firstAutoLevel` for the first fragment and `nextAutoLevel` on
  * every tick of its stream controller before it picks the next fragment, whether or
- * not it will load one; so the controller asks the playback core once per video chunk
- * (the first read after the previous chunk arrived) and answers every later read with
- * that decision, so the core's stability rule sees one decision per chunk. The next
- * request leaves at once unless the buffer is full, so that decision is taken at the
- * buffer the request will see or, at a full buffer, a little more. The rtp is computed
- * per request, at the request's own buffer (loader.ts).
+ * not it will load one; so the controller asks the playback once per video chunk (the
+ * first read after the previous chunk arrived) and answers every later read with that
+ * decision, and the core's stability rule sees one decision per chunk. The next request
+ * leaves at once unless the buffer is full, so that decision is taken at the buffer the
+ * request will see or, at a full buffer, a little more. The rtp is computed per
+ * request, at the request's own buffer (adapter.ts).
  *
- * Levels are mapped to rungs through their playlist names (`media-<id>.m3u8`, the
- * encoder's Representation ids); hls.js's own caps (`autoLevelCapping`, ...) set the
- * highest allowed level. Any failure keeps the last level and logs.
+ * While the core does not run (no segment sizes, or detached) every question goes to
+ * hls.js's own AbrController, which the controller keeps beside it from the start so
+ * its estimate is warm. Levels are mapped to rungs through their playlist names
+ * (`media-<id>.m3u8`, the encoder's Representation ids); hls.js's own caps
+ * (`autoLevelCapping`, ...) set the highest allowed level. Any failure keeps the last
+ * level and logs.
  */
-import type Hls from 'hls.js';
+import Hls from 'hls.js';
 import type { AbrComponentAPI, Level } from 'hls.js';
 import { guarded, type PlaybackCore } from '../browser/playback.js';
 
@@ -35,12 +38,12 @@ export function levelFor(rungs: readonly number[], rung: number, minLevel: numbe
 }
 
 /** hls.js reads its bandwidth estimate (CMCD `mtp`, `hls.bandwidthEstimate`) from the controller: the core's estimate. */
-function estimatorOf(core: PlaybackCore, defaultBps: () => number) {
+function coreEstimator(core: PlaybackCore, fallbackBps: () => number) {
   const bps = () => {
     const kbps = core.session?.estimate().kbps ?? null;
-    return kbps === null ? defaultBps() : kbps * 1000;
+    return kbps === null ? fallbackBps() : kbps * 1000;
   };
-  return { getEstimate: bps, getEstimateTTFB: () => 0, get defaultEstimate() { return defaultBps(); }, canEstimate: () => true, sample() {}, sampleTTFB() {}, update() {}, destroy() {} };
+  return { getEstimate: bps, getEstimateTTFB: () => 0, get defaultEstimate() { return fallbackBps(); }, canEstimate: () => true, sample() {}, sampleTTFB() {}, update() {}, destroy() {} };
 }
 
 export interface SammyAbr extends AbrComponentAPI {
@@ -48,20 +51,39 @@ export interface SammyAbr extends AbrComponentAPI {
   afterChunk(): void;
 }
 
-/** The controller class for `new Hls({ abrController })`, bound to this playback's core; `onCreate` receives the instance. */
-export function sammyAbrController(core: PlaybackCore, onCreate: (abr: SammyAbr) => void) {
+/**
+ * The controller class for `new Hls({ abrController })`. `sammy()` is the playback
+ * whose core decides (null: hls.js's own controller does); `onCreate` receives the
+ * instance hls.js makes.
+ */
+export function sammyAbrController(sammy: () => PlaybackCore | null, log: (message: string, err?: unknown) => void, onCreate: (abr: SammyAbr) => void) {
   return class SammyAbrController implements SammyAbr {
-    forcedAutoLevel = -1;
     private readonly hls: Hls;
+    private readonly own: AbrComponentAPI;
+    private forced = -1;
     /** The decision for the next chunk; null until the next read. */
     private pending: { index: number; level: number } | null = null;
     private last = 0;
-    readonly bwEstimator;
 
     constructor(hls: Hls) {
       this.hls = hls;
-      this.bwEstimator = estimatorOf(core, () => hls.config.abrEwmaDefaultEstimate) as unknown as AbrComponentAPI['bwEstimator'];
+      this.own = new Hls.DefaultConfig.abrController(hls);
       onCreate(this);
+    }
+
+    /** The playback, while its core decides. */
+    private core(): PlaybackCore | null {
+      const live = sammy();
+      return live?.session ? live : null;
+    }
+
+    get bwEstimator(): AbrComponentAPI['bwEstimator'] {
+      const core = this.core();
+      return core ? (coreEstimator(core, () => this.hls.config.abrEwmaDefaultEstimate) as unknown as AbrComponentAPI['bwEstimator']) : this.own.bwEstimator;
+    }
+
+    get forcedAutoLevel(): number {
+      return this.core() ? this.forced : this.own.forcedAutoLevel;
     }
 
     private rungs(): number[] {
@@ -69,35 +91,46 @@ export function sammyAbrController(core: PlaybackCore, onCreate: (abr: SammyAbr)
     }
 
     get firstAutoLevel(): number {
-      return guarded(core.log, 'Sammy ABR failed; starting at the lowest level', this.hls.minAutoLevel, () => {
+      const core = this.core();
+      if (!core) return this.own.firstAutoLevel;
+      return guarded(log, 'Sammy ABR failed; starting at the lowest level', this.hls.minAutoLevel, () => {
         const d = core.firstDecision();
         return (this.last = levelFor(this.rungs(), d ? d.rung : 0, this.hls.minAutoLevel, this.hls.maxAutoLevel));
       });
     }
 
     get nextAutoLevel(): number {
-      if (this.forcedAutoLevel > -1) return this.forcedAutoLevel;
-      return guarded(core.log, 'Sammy ABR failed; keeping the level', this.last, () => {
+      const core = this.core();
+      if (!core) return this.own.nextAutoLevel;
+      if (this.forced > -1) return this.forced;
+      return guarded(log, 'Sammy ABR failed; keeping the level', this.last, () => {
         const index = core.nextVideoIndex();
         if (this.pending?.index === index) return this.pending.level;
         const rungs = this.rungs();
-        const { rung } = core.decide(rungs[this.hls.maxAutoLevel] ?? rungs.length - 1);
-        this.pending = { index, level: levelFor(rungs, rung, this.hls.minAutoLevel, this.hls.maxAutoLevel) };
+        const d = core.decide(rungs[this.hls.maxAutoLevel] ?? rungs.length - 1);
+        if (!d) return this.last;
+        this.pending = { index, level: levelFor(rungs, d.rung, this.hls.minAutoLevel, this.hls.maxAutoLevel) };
         return (this.last = this.pending.level);
       });
     }
 
     /** hls.js forces a level for one fragment (e.g. one below a level that failed to load). */
     set nextAutoLevel(level: number) {
-      this.forcedAutoLevel = level;
+      this.forced = level;
+      this.own.nextAutoLevel = level;
     }
 
     afterChunk(): void {
       this.pending = null;
-      this.forcedAutoLevel = -1;
+      this.forced = -1;
     }
 
-    resetEstimator(): void {}
-    destroy(): void {}
+    resetEstimator(abrEwmaDefaultEstimate: number): void {
+      this.own.resetEstimator(abrEwmaDefaultEstimate);
+    }
+
+    destroy(): void {
+      this.own.destroy();
+    }
   };
 }

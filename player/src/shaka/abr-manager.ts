@@ -40,7 +40,10 @@ export class SammyAbrManager implements shaka.extern.AbrManager {
   private enabled = false;
   private current: Variant | null = null;
 
-  constructor(private readonly core: PlaybackCore) {}
+  constructor(
+    private readonly core: PlaybackCore,
+    private readonly log: (message: string, err?: unknown) => void,
+  ) {}
 
   init(switchCallback: shaka.extern.AbrManager.SwitchCallback): void {
     this.switchTo = switchCallback;
@@ -86,10 +89,10 @@ export class SammyAbrManager implements shaka.extern.AbrManager {
   chooseVariant(): Variant {
     const allowed = this.allowed();
     const fallback = this.current ?? allowed[0]!;
-    this.current = guarded(this.core.log, 'Sammy AbrManager failed; keeping the variant', fallback, () => {
+    this.current = guarded(this.log, 'Sammy AbrManager failed; keeping the variant', fallback, () => {
       const first = this.current === null ? this.core.firstDecision() : null;
-      const rung = first ? first.rung : this.core.decide(rungOf(allowed.at(-1)!)!).rung;
-      return this.variantFor(rung, allowed);
+      const d = first ?? this.core.decide(rungOf(allowed.at(-1)!)!);
+      return d ? this.variantFor(d.rung, allowed) : fallback;
     });
     return this.current;
   }
@@ -97,10 +100,11 @@ export class SammyAbrManager implements shaka.extern.AbrManager {
   /** A video chunk arrived: the rung for the next one, switched to after Shaka has taken this response. */
   afterChunk(): void {
     if (!this.enabled || !this.switchTo) return;
-    guarded(this.core.log, 'Sammy AbrManager failed; keeping the variant', undefined, () => {
+    guarded(this.log, 'Sammy AbrManager failed; keeping the variant', undefined, () => {
       const allowed = this.allowed();
-      const { rung } = this.core.decide(rungOf(allowed.at(-1)!)!, this.core.bufferS() + this.core.segmentDurationS);
-      const next = this.variantFor(rung, allowed);
+      const d = this.core.decide(rungOf(allowed.at(-1)!)!, this.core.bufferS() + this.core.segmentDurationS);
+      if (!d) return;
+      const next = this.variantFor(d.rung, allowed);
       if (next === this.current) return;
       this.current = next;
       // Switching inside the response filter would let Shaka weigh aborting a request that has just finished.

@@ -1,33 +1,70 @@
 /**
- * The adapter's wiring, against a stand-in for dash.js: each arm's rtp policy (from the
- * arm registry) is applied to segment requests, and each downloaded video chunk becomes
- * a record carrying what was sent. The real player is exercised by the loopback test.
+ * `attachSammy` against a stand-in for a dash.js 5 player: what it installs and when,
+ * each arm's rtp (and tb) on segment requests, the chunk records, the failure path
+ * without segment sizes, and `detach()` giving the player back. The real player is
+ * exercised by the Playwright tests in e2e/.
  */
 import { jest } from '@jest/globals';
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { InitialThroughputHistory, memoryStore } from '../../src/abr/history.js';
+import { memoryStore } from '../../src/abr/history.js';
 import type { Arm, ChunkRecord } from '../../src/abr/index.js';
 import { LAB_BITRATES_KBPS } from '../abr/fixtures.js';
 
 type Interceptor = (x: unknown) => Promise<unknown>;
 
+class FakeVideo extends EventTarget {
+  currentTime = 0;
+  played = { length: 0, start: () => 0, end: () => 0 };
+  private frames: (() => void)[] = [];
+  requestVideoFrameCallback(cb: () => void) {
+    this.frames.push(cb);
+    return this.frames.length;
+  }
+  presentFrame() {
+    const cbs = this.frames;
+    this.frames = [];
+    for (const cb of cbs) cb();
+  }
+}
+
 class FakePlayer {
-  settings: unknown[] = [];
+  settings: Record<string, unknown> = {
+    streaming: {
+      buffer: { bufferTimeDefault: 12, bufferTimeAtTopQuality: 30, bufferTimeAtTopQualityLongForm: 60, fastSwitchEnabled: true },
+      cmcd: { enabled: false, mode: 'query', version: 1, enabledKeys: ['br'], rtpSafetyFactor: 5 },
+      abr: { rules: Object.fromEntries(BUILT_IN_RULES.map((r) => [r, { active: true }])), initialBitrate: { video: -1 } },
+    },
+  };
+  updates: Record<string, unknown>[] = [];
   rules: string[] = [];
-  requestInterceptor: Interceptor | null = null;
-  responseInterceptor: Interceptor | null = null;
+  requestInterceptors: Interceptor[] = [];
+  responseInterceptors: Interceptor[] = [];
   bufferS = 12;
-  updateSettings(s: unknown) {
-    this.settings.push(s);
+  video = new FakeVideo();
+  getSettings() {
+    return this.settings;
+  }
+  updateSettings(s: Record<string, unknown>) {
+    this.updates.push(s);
+    this.settings = merge(this.settings, s);
   }
   addABRCustomRule(_type: string, name: string) {
     this.rules.push(name);
   }
+  removeABRCustomRule(name: string) {
+    this.rules = this.rules.filter((r) => r !== name);
+  }
   addRequestInterceptor(f: Interceptor) {
-    this.requestInterceptor = f;
+    this.requestInterceptors.push(f);
+  }
+  removeRequestInterceptor(f: Interceptor) {
+    this.requestInterceptors = this.requestInterceptors.filter((x) => x !== f);
   }
   addResponseInterceptor(f: Interceptor) {
-    this.responseInterceptor = f;
+    this.responseInterceptors.push(f);
+  }
+  removeResponseInterceptor(f: Interceptor) {
+    this.responseInterceptors = this.responseInterceptors.filter((x) => x !== f);
   }
   getBufferLength() {
     return this.bufferS;
@@ -35,15 +72,33 @@ class FakePlayer {
   getRepresentationsByType() {
     return [];
   }
-  initialize() {}
-  destroy() {}
+  getVideoElement() {
+    return this.video;
+  }
+  /** What dash.js does with a request: every interceptor in turn. */
+  async send<T>(request: T): Promise<T> {
+    let r: unknown = request;
+    for (const f of this.requestInterceptors) r = await f(r);
+    return r as T;
+  }
+  async receive(response: unknown): Promise<void> {
+    for (const f of this.responseInterceptors) await f(response);
+  }
 }
 
-let fake = new FakePlayer();
+function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    out[k] = typeof prev === 'object' && prev !== null && !Array.isArray(prev) && typeof v === 'object' && v !== null && !Array.isArray(v) ? merge(prev as Record<string, unknown>, v as Record<string, unknown>) : v;
+  }
+  return out;
+}
+
 const factoryMaker = { getClassFactory: (ctor: unknown) => ctor, getClassFactoryByName: () => () => ({ create: () => ({}) }) };
-jest.unstable_mockModule('dashjs', () => ({ MediaPlayer: () => ({ create: () => fake }), default: { FactoryMaker: factoryMaker } }));
-const { startPlayback } = await import('../../src/dashjs/adapter.js');
-const { DEFAULT_PLAYER_CONFIG } = await import('../../src/browser/player-config.js');
+jest.unstable_mockModule('dashjs', () => ({ default: { FactoryMaker: factoryMaker } }));
+const { attachSammy, SammyConfigError } = await import('../../src/dashjs/index.js');
+const { BUILT_IN_RULES } = await import('../../src/dashjs/settings.js');
 
 const sidecar: SegmentsSidecar = {
   segmentDurationS: 2,
@@ -58,70 +113,134 @@ const sidecar: SegmentsSidecar = {
     initSizeBytes: 800,
   })),
 };
-
-class FakeVideo extends EventTarget {
-  currentTime = 0;
-  played = { length: 0, start: () => 0, end: () => 0 };
-  requestVideoFrameCallback() {
-    return 1;
-  }
-}
+const TOP_KBPS = LAB_BITRATES_KBPS.at(-1)!;
 
 (globalThis as { location?: unknown }).location = { href: 'http://127.0.0.1:8080/' };
 
-function play(arm: Arm) {
-  fake = new FakePlayer();
+function attach(arm: Arm, segments: () => unknown = () => sidecar, player = new FakePlayer()) {
   const chunks: ChunkRecord[] = [];
-  const playback = startPlayback({
-    video: new FakeVideo() as unknown as HTMLVideoElement,
-    manifestUrl: '/media/manifest.mpd',
-    arm,
-    config: DEFAULT_PLAYER_CONFIG,
-    sidecar,
-    history: new InitialThroughputHistory(memoryStore(), 10),
-    now: () => 0,
-    log: () => {},
-    onChunk: (r) => chunks.push(r),
-  });
-  return { playback, chunks, player: fake };
+  const logs: string[] = [];
+  const handle = attachSammy(player as never, { arm, segments, history: memoryStore(), log: (m) => logs.push(m), onChunk: (r) => chunks.push(r) });
+  return { handle, player, chunks, logs };
 }
 
-async function fetchChunk(player: FakePlayer, rung: number, segment: number, status: string) {
-  const request = {
+const manifest = { url: '/media/manifest.mpd', headers: {}, customData: { request: { type: 'MPD' } } };
+
+async function fetchChunk(player: FakePlayer, rung: number, segment: number, headers: Record<string, string>) {
+  const sent = await player.send({
     url: `/media/chunk-${rung}-${String(segment).padStart(5, '0')}.m4s`,
-    headers: { 'CMCD-Status': status },
+    headers,
     customData: { request: { type: 'MediaSegment', mediaType: 'video', index: segment - 1 } },
-  };
-  const sent = (await player.requestInterceptor!(request)) as typeof request;
-  await player.responseInterceptor!({ request: sent, status: 200, headers: {}, data: new ArrayBuffer(1000), resourceTiming: { duration: 100 } });
-  return sent.headers['CMCD-Status'];
+  });
+  await player.receive({ request: sent, status: 200, headers: { 'server-timing': 'pace;dur=4200;desc="paced"' }, data: new ArrayBuffer(1000), resourceTiming: { duration: 100 } });
+  return sent.headers;
 }
 
-describe('startPlayback', () => {
-  test("fixed4x writes 4x the top bitrate into CMCD-Status, and the chunk records what was sent", async () => {
-    const { player, chunks } = play('fixed4x');
-    expect(await fetchChunk(player, 4, 3, 'bs,rtp=15100')).toBe('bs,rtp=4200');
+const DASHJS_HEADERS = { 'CMCD-Object': 'br=300,d=2000,ot=v,tb=1050', 'CMCD-Status': 'bs,rtp=15100' };
+
+describe('attachSammy', () => {
+  test('fixed4x: 4x the top bitrate in CMCD-Status with that top as tb, and the chunk records what was sent and applied', async () => {
+    const { player, chunks } = attach('fixed4x');
+    await player.send(manifest);
+    const headers = await fetchChunk(player, 4, 3, DASHJS_HEADERS);
+    expect(headers).toEqual({ 'CMCD-Object': `br=300,d=2000,ot=v,tb=${TOP_KBPS}`, 'CMCD-Status': 'bs,rtp=4200' });
     expect(chunks).toHaveLength(1);
-    expect(chunks[0]).toMatchObject({ index: 2, rung: 4, bitrateKbps: 1050, sizeBytes: 1000, rtpKbps: 4200, paceFloorKbps: null, bufferBeforeS: 12, bufferAfterS: 14 });
+    expect(chunks[0]).toMatchObject({ index: 2, rung: 4, bitrateKbps: 1050, sizeBytes: 1000, rtpKbps: 4200, appliedRateKbps: 4200, paceFloorKbps: null, bufferBeforeS: 12, bufferAfterS: 14 });
     expect(player.rules).toEqual([]);
   });
 
-  test("control strips rtp; dashjs-rtp keeps dash.js's own", async () => {
-    expect(await fetchChunk(play('control').player, 2, 1, 'bs,rtp=15100')).toBe('bs');
-    expect(await fetchChunk(play('dashjs-rtp').player, 2, 1, 'bs,rtp=15100')).toBe('bs,rtp=15100');
+  test("control strips rtp and leaves tb as dash.js wrote it; dashjs-rtp keeps dash.js's own", async () => {
+    const control = attach('control').player;
+    await control.send(manifest);
+    expect(await fetchChunk(control, 2, 1, DASHJS_HEADERS)).toEqual({ 'CMCD-Object': DASHJS_HEADERS['CMCD-Object'], 'CMCD-Status': 'bs' });
+    const stock = attach('dashjs-rtp').player;
+    await stock.send(manifest);
+    expect(await fetchChunk(stock, 2, 1, DASHJS_HEADERS)).toEqual(DASHJS_HEADERS);
   });
 
-  test('sammy installs its rule and sends no rtp before the first frame', async () => {
-    const { player, chunks, playback } = play('sammy');
-    expect(player.rules).toEqual(['SammyRule']);
-    expect(playback.session).not.toBeNull();
-    expect(await fetchChunk(player, 0, 1, 'bs,rtp=15100')).toBe('bs');
+  test('sammy: CMCD in headers from the attach on; the manifest waits for the sizes, then the core sets the first rung and turns the built-in rules off', async () => {
+    let release!: (s: SegmentsSidecar) => void;
+    const { player, handle } = attach('sammy', () => new Promise<SegmentsSidecar>((resolve) => (release = resolve)));
+    expect(player.rules).toHaveLength(1);
+    expect(player.settings).toMatchObject({ streaming: { cmcd: { enabled: true, mode: 'headers' }, buffer: { bufferTimeDefault: 30 } } });
+    let manifestSent = false;
+    const pending = player.send(manifest).then(() => (manifestSent = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(manifestSent).toBe(false);
+    release(sidecar);
+    await pending;
+    await handle.ready;
+    // No history: the no-history rule's rung 0.
+    expect(player.settings).toMatchObject({ streaming: { abr: { rules: { throughputRule: { active: false } }, initialBitrate: { video: LAB_BITRATES_KBPS[0] } } } });
+    expect(handle.qoe().config).toMatchObject({ player: 'dashjs', arm: 'sammy', manifest: 'http://127.0.0.1:8080/media/manifest.mpd', maxBufferS: 30 });
+  });
+
+  test('sammy: no rtp before the first frame; after it the core pace, with the top it was computed from as tb', async () => {
+    const { player, chunks, handle } = attach('sammy');
+    await player.send(manifest);
+    expect(await fetchChunk(player, 0, 1, DASHJS_HEADERS)).toEqual({ 'CMCD-Object': DASHJS_HEADERS['CMCD-Object'], 'CMCD-Status': 'bs' });
     expect(chunks[0]).toMatchObject({ phase: 'initial', rtpKbps: null, reason: expect.any(String) });
+    player.video.presentFrame();
+    expect(handle.phase()).toBe('playing');
+    const headers = await fetchChunk(player, 4, 2, { 'CMCD-Object': 'br=1050,ot=v,tb=9999', 'CMCD-Status': 'bs' });
+    const rtp = Number(/rtp=(\d+)/.exec(headers['CMCD-Status']!)![1]);
+    expect(headers['CMCD-Object']).toBe(`br=1050,ot=v,tb=${TOP_KBPS}`);
+    // A 12 s buffer of a 30 s target: between 2.9x and 11x the top bitrate.
+    expect(rtp).toBeGreaterThanOrEqual(2.9 * TOP_KBPS);
+    expect(rtp).toBeLessThanOrEqual(11 * TOP_KBPS + 100);
+    expect(handle.requests().map((r) => [r.phase, r.rtpKbps])).toEqual([['initial', null], ['playing', rtp]]);
   });
 
-  test('sammy without segments.json is refused', () => {
-    expect(() =>
-      startPlayback({ video: new FakeVideo() as unknown as HTMLVideoElement, manifestUrl: '/m.mpd', arm: 'sammy', config: DEFAULT_PLAYER_CONFIG, sidecar: null, history: new InitialThroughputHistory(memoryStore(), 10) }),
-    ).toThrow(/sammy arm needs segments.json/);
+  test('sammy without segment sizes: ready rejects, the rule goes, requests pass untouched and are still recorded', async () => {
+    const { player, handle, chunks, logs } = attach('sammy', () => ({ not: 'a sidecar' }));
+    await player.send(manifest);
+    await expect(handle.ready).rejects.toThrow(/cannot load the segment sizes from the segments function/);
+    expect(player.rules).toEqual([]);
+    expect(logs.join('\n')).toMatch(/Sammy is off/);
+    expect(await fetchChunk(player, 2, 1, DASHJS_HEADERS)).toEqual(DASHJS_HEADERS);
+    expect(chunks).toHaveLength(1);
+  });
+
+  test("the other arms play without segments.json (no SSIM) and their ready resolves", async () => {
+    const { player, handle } = attach('control', () => {
+      throw new Error('missing');
+    });
+    await player.send(manifest);
+    await expect(handle.ready).resolves.toBeUndefined();
+  });
+
+  test("detach(): interceptors, rule and settings go, the player's own settings come back, the records stay", async () => {
+    const fresh = new FakePlayer();
+    const before = structuredClone(fresh.settings);
+    const { player, handle, chunks } = attach('sammy', () => sidecar, fresh);
+    await player.send(manifest);
+    await fetchChunk(player, 0, 1, DASHJS_HEADERS);
+    handle.detach();
+    expect(player.requestInterceptors).toEqual([]);
+    expect(player.responseInterceptors).toEqual([]);
+    expect(player.rules).toEqual([]);
+    expect(player.settings).toEqual(before);
+    expect(handle.qoe().chunks).toHaveLength(1);
+    expect(chunks).toHaveLength(1);
+    handle.detach(); // twice is harmless
+  });
+
+  test('bad options are refused before the player is touched, naming the option', () => {
+    const player = new FakePlayer();
+    const bad: [object, RegExp][] = [
+      [{ config: { paceFullMultiplier: -1 } }, /invalid paceFullMultiplier: -1/],
+      [{ config: { maxBuffer: 30 } }, /unknown player parameter "maxBuffer"/],
+      [{ segments: 42 }, /invalid segments: 42/],
+      [{ history: 7 }, /invalid history: 7/],
+      [{ arm: 'bola' }, /unknown arm "bola"/],
+      [{ onChunk: 'x' }, /invalid onChunk/],
+      [{ segmnets: '/s.json' }, /unknown option "segmnets"/],
+    ];
+    for (const [options, message] of bad) {
+      expect(() => attachSammy(player as never, options as never)).toThrow(SammyConfigError);
+      expect(() => attachSammy(player as never, options as never)).toThrow(message);
+    }
+    expect(player.updates).toEqual([]);
+    expect(player.requestInterceptors).toEqual([]);
   });
 });

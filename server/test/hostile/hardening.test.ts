@@ -99,6 +99,9 @@ describe('hostile input', () => {
       ['tiny: clamped to min', 'rtp=1', `pace;dur=${MIN_RATE_KBPS};desc="paced"`, null],
       ['duplicated key', 'rtp=8000,rtp=400000', 'pace;dur=400000;desc="paced"', 'the last value (400000) is used'],
       ['oversized (3 KB)', `rtp=4000,sid="${'x'.repeat(3000)}"`, 'pace;dur=0;desc="unpaced"', 'exceeds'],
+      ['tb not a number: no guard floor, the rtp applied', 'rtp=4000,tb=abc', 'pace;dur=4000;desc="paced"', 'tb "abc" is not a positive bitrate'],
+      ['negative br: no guard floor', 'rtp=4000,br=-1', 'pace;dur=4000;desc="paced"', 'br -1 is not a positive bitrate'],
+      ['huge tb: the guard floor clamped to max', 'rtp=4000,tb=999999999999999', `pace;dur=${MAX_RATE_KBPS};desc="paced"`, null],
     ])('%s', async (_name, cmcd, serverTiming, problem) => {
       const res = await timedGet(server.port, '/media/seg.m4s', { headers: { 'CMCD-Status': cmcd } });
       expect(res.status).toBe(200);
