@@ -14,8 +14,9 @@ export interface LoopbackServer {
   process: Managed;
 }
 
-export async function startLoopbackServer(o: { mediaDir: string; playerDir: string; logFile: string }): Promise<LoopbackServer> {
-  const args = ['--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--log', o.logFile, '--log-level', 'warn'];
+/** `serverArgs`: more of the server's options (e.g. `--spiral-guard off`). */
+export async function startLoopbackServer(o: { mediaDir: string; playerDir: string; logFile: string; serverArgs?: string[] }): Promise<LoopbackServer> {
+  const args = ['--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--log', o.logFile, '--log-level', 'warn', ...(o.serverArgs ?? [])];
   const s = await startServer({ args, cwd: REPO_DIR });
   return { url: s.url, logFile: o.logFile, process: s.process };
 }

@@ -101,9 +101,8 @@ class ShakaAttachment extends SammyAttachment {
 
   protected override onStart(live: PlaybackCore): void {
     if (!live.session) return;
-    // Shaka makes its AbrManager once the manifest is in, after this.
-    const abr = (this.#abr = new SammyAbrManager(live, this.o.log));
-    this.#player.configure({ abrFactory: () => abr });
+    // Shaka makes its AbrManager (its preloader one, then the player one) once the manifest is in, after this.
+    this.#player.configure({ abrFactory: () => (this.#abr = new SammyAbrManager(live, this.o.log)) });
   }
 
   readonly #onRequest: shaka.extern.RequestFilter = (type, request, context) => {
