@@ -14,9 +14,16 @@ export interface LoopbackServer {
   process: Managed;
 }
 
-/** `serverArgs`: more of the server's options (e.g. `--spiral-guard off`). */
-export async function startLoopbackServer(o: { mediaDir: string; playerDir: string; logFile: string; serverArgs?: string[] }): Promise<LoopbackServer> {
-  const args = ['--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--log', o.logFile, '--log-level', 'warn', ...(o.serverArgs ?? [])];
+export interface LoopbackServerOptions {
+  mediaDir: string;
+  playerDir: string;
+  logFile: string;
+  /** More server options, e.g. `['--spiral-guard', 'off']`. */
+  extraArgs?: string[];
+}
+
+export async function startLoopbackServer(o: LoopbackServerOptions): Promise<LoopbackServer> {
+  const args = ['--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--log', o.logFile, '--log-level', 'warn', ...(o.extraArgs ?? [])];
   const s = await startServer({ args, cwd: REPO_DIR });
   return { url: s.url, logFile: o.logFile, process: s.process };
 }
@@ -71,12 +78,17 @@ export interface PageUnderTest {
 
 /** The demo page (player/src/app/) with a player, an arm and a config, driven through `window.sammy`. */
 export function demoPage(arm: Arm, config: Record<string, unknown>, player: PlayerName = 'dashjs'): PageUnderTest {
+  return demoPageAt(`player=${player}&arm=${arm}&config=${encodeURIComponent(JSON.stringify(config))}`);
+}
+
+/** The demo page with any URL parameters (player README, "The page"). */
+export function demoPageAt(query: string): PageUnderTest {
   return {
-    path: `/?player=${player}&arm=${arm}&config=${encodeURIComponent(JSON.stringify(config))}`,
+    path: `/?${query}`,
     stop: () => (window.sammy as unknown as PageApiExtras).stop(),
     requests: () => (window.sammy as unknown as PageApiExtras).requests(),
     history: {
-      path: `/?player=${player}&arm=${arm}&autoplay=0`,
+      path: `/?${query}&autoplay=0`,
       read: async () => {
         await window.sammy!.ready;
         return (window.sammy as unknown as PageApiExtras).history();
@@ -154,4 +166,26 @@ export async function runPlayerSession(
   } finally {
     await context.close();
   }
+}
+
+export interface SessionRun {
+  session: PlayerSession;
+  log: ResponseTelemetry[];
+}
+
+/** One session on a server of its own (so it has its own telemetry log), which is stopped and read afterwards. */
+export async function runOnOwnServer(
+  browser: Browser,
+  server: LoopbackServerOptions,
+  session: (baseUrl: string) => Parameters<typeof runPlayerSession>[1],
+): Promise<SessionRun> {
+  const s = await startLoopbackServer(server);
+  let result: PlayerSession;
+  try {
+    result = await runPlayerSession(browser, session(s.url));
+  } catch (err) {
+    await stopLoopbackServer(s);
+    throw err;
+  }
+  return { session: result, log: await stopLoopbackServer(s) };
 }

@@ -22,8 +22,8 @@ import { buildDashjsPlugin, PLAYER_DIR } from '@sammy/player/build';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
 import { launchChromium } from '../src/browser.js';
 import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
-import type { PageRequest, PageUnderTest } from '../src/player-loopback.js';
-import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, runOnOwnServer, tbOfHeader, type SessionRun } from './player-checks.js';
+import { runOnOwnServer, type PageRequest, type PageUnderTest, type SessionRun } from '../src/player-loopback.js';
+import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, tbOfHeader } from './player-checks.js';
 
 const FIXTURE_S = 24;
 const PLAY_S = 10;

@@ -11,15 +11,9 @@ import { expect, test } from '@playwright/test';
 import type { Browser } from 'playwright-core';
 import type { SessionQoE } from '@sammy/player/abr';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
-import type { ResponseTelemetry } from '@sammy/server/telemetry';
 import { chromiumUnavailableReason } from '../src/browser.js';
 import { mediaDirFor } from '../src/lab/media.js';
-import { runPlayerSession, startLoopbackServer, stopLoopbackServer, type PlayerSession, type WireRequest } from '../src/player-loopback.js';
-
-export interface SessionRun {
-  session: PlayerSession;
-  log: ResponseTelemetry[];
-}
+import type { PlayerSession, SessionRun, WireRequest } from '../src/player-loopback.js';
 
 /** Why a player spec cannot run here: no Chromium, or no ffmpeg to encode the fixture (unless it is cached). */
 export function loopbackUnavailableReason(fixtureS: number): string | null {
@@ -44,23 +38,6 @@ export function closeAndSkipHooks(reason: string | null, resources: () => { brow
     if (reason) console.log(`SKIP: ${reason}`);
     test.skip(reason !== null, reason ?? '');
   });
-}
-
-/** One session on a server of its own (so it has its own telemetry log), which is stopped and read afterwards. */
-export async function runOnOwnServer(
-  browser: Browser,
-  server: Parameters<typeof startLoopbackServer>[0],
-  session: (baseUrl: string) => Parameters<typeof runPlayerSession>[1],
-): Promise<SessionRun> {
-  const s = await startLoopbackServer(server);
-  let result: PlayerSession;
-  try {
-    result = await runPlayerSession(browser, session(s.url));
-  } catch (err) {
-    await stopLoopbackServer(s);
-    throw err;
-  }
-  return { session: result, log: await stopLoopbackServer(s) };
 }
 
 export function printTimeline(label: string, qoe: SessionQoE): void {

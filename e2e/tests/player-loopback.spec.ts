@@ -21,8 +21,8 @@ import { buildPlayer } from '@sammy/player/build';
 import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, PLAYERS, resolveSammyConfig, roundRtpKbps, type Arm } from '@sammy/player/abr';
 import { chromiumUnavailableReason, launchChromium } from '../src/browser.js';
 import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
-import { runPlayerSession } from '../src/player-loopback.js';
-import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, runOnOwnServer, type SessionRun } from './player-checks.js';
+import { runOnOwnServer, runPlayerSession, type SessionRun } from '../src/player-loopback.js';
+import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader } from './player-checks.js';
 
 const FIXTURE_S = 24;
 

@@ -29,6 +29,7 @@ export abstract class SammyAttachment implements SammyHandle {
   /** The playback, from the player's first request on. */
   protected live: PlaybackCore | null = null;
   #settle!: { resolve: () => void; reject: (err: Error) => void };
+  #settled = false;
   #segments: Promise<SegmentsSidecar | null> | null = null;
   #starting: Promise<void> | null = null;
   #playRequestedMs: number | null = null;
@@ -39,7 +40,13 @@ export abstract class SammyAttachment implements SammyHandle {
     o: AttachOptions,
   ) {
     this.o = o;
-    this.ready = new Promise<void>((resolve, reject) => (this.#settle = { resolve, reject }));
+    this.ready = new Promise<void>((resolve, reject) => {
+      const settled = <T>(f: (x: T) => void) => (x: T) => {
+        this.#settled = true;
+        f(x);
+      };
+      this.#settle = { resolve: settled(resolve), reject: settled(reject) };
+    });
     // The app need not listen: the reason is logged either way.
     this.ready.catch(() => {});
     this.sammyBitrate = ARM_REGISTRY[o.arm].bitrate === 'sammy';
@@ -91,6 +98,7 @@ export abstract class SammyAttachment implements SammyHandle {
   detach(): void {
     if (this.#frozen) return;
     this.#frozen = this.qoe();
+    if (!this.#settled) this.#settle.reject(new Error('Sammy was detached before the segment sizes were loaded'));
     this.uninstall();
     this.live?.collector.dispose();
   }
@@ -132,7 +140,14 @@ export abstract class SammyAttachment implements SammyHandle {
    * this resolves; later calls return the same promise.
    */
   protected start(manifestUrl: string | null): Promise<void> {
-    return (this.#starting ??= this.#start(manifestUrl));
+    return (this.#starting ??= this.#start(manifestUrl).catch((err: unknown) => this.#giveUp(err)));
+  }
+
+  /** Sammy could not start (no video element, say): the player goes on as if it had never been attached. */
+  #giveUp(err: unknown): void {
+    this.o.log('Sammy could not start; the player goes on without it', err);
+    if (!this.#settled) this.#settle.reject(err instanceof Error ? err : new Error(String(err)));
+    this.detach();
   }
 
   async #start(manifestUrl: string | null): Promise<void> {

@@ -60,7 +60,8 @@ export interface SammyHandle {
   /**
    * Resolves once the segment sizes are loaded; rejects with the reason when the `sammy`
    * arm cannot have them (the player then plays as it would without Sammy: its own
-   * ABR, no rtp). With the default `segments`, it settles only once the manifest is requested.
+   * ABR, no rtp), or when detached first. With the default `segments`, it settles only
+   * once the manifest is requested.
    */
   readonly ready: Promise<void>;
   /** The session so far (empty before the manifest request; frozen by `detach()`). */

@@ -225,6 +225,26 @@ describe('attachSammy', () => {
     handle.detach(); // twice is harmless
   });
 
+  test('a player that cannot start Sammy (no video element) goes on untouched: detached, logged once', async () => {
+    const { player, logs } = attach('sammy');
+    player.getVideoElement = () => {
+      throw new Error('You must first call attachView()');
+    };
+    expect(await player.send(manifest)).toEqual(manifest);
+    expect(player.settings).toMatchObject({ streaming: { cmcd: { mode: 'query' }, abr: { rules: { throughputRule: { active: true } } } } });
+    expect(player.requestInterceptors).toEqual([]);
+    expect(player.rules).toEqual([]);
+    expect(logs.filter((l) => /could not start/.test(l))).toHaveLength(1);
+  });
+
+  test('detach() before the sizes are asked for settles ready', async () => {
+    const fresh = new FakePlayer();
+    const handle = attachSammy(fresh as never, { history: null });
+    handle.detach();
+    await expect(handle.ready).rejects.toThrow(/detached before the segment sizes were loaded/);
+    expect(handle.qoe()).toMatchObject({ arm: 'sammy', chunks: [], playDelayS: null });
+  });
+
   test('bad options are refused before the player is touched, naming the option', () => {
     const player = new FakePlayer();
     const bad: [object, RegExp][] = [
