@@ -1,9 +1,13 @@
-# The demo server with the sample ladder, for users without Node.
-# Uses the same scripts as `npm start`: the ladder is encoded at first start into
-# the /app/media volume, then the server listens on 0.0.0.0:8080.
-FROM node:20-bookworm-slim
+# Two images from one build of the repository:
+# - `server` (the default target): the demo server with the sample ladder, for users
+#   without Node. Uses the same scripts as `npm start`: the ladder is encoded at first
+#   start into the /app/media volume, then the server listens on 0.0.0.0:8080.
+# - `edge` (docker compose --profile edge): Debian's Traffic Server with the Sammy
+#   plugin in front of the `origin` service, started like `npm run edge`; the plugin
+#   is built at start (about a second).
+FROM node:20-bookworm-slim AS base
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ffmpeg ca-certificates \
+ && apt-get install -y --no-install-recommends ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -11,9 +15,22 @@ COPY encoder/package.json encoder/
 COPY server/package.json server/
 COPY player/package.json player/
 COPY sim/package.json sim/
+COPY edge/package.json edge/
 COPY e2e/package.json e2e/
 RUN npm ci --no-audit --no-fund
 COPY . .
+
+FROM base AS edge
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends trafficserver trafficserver-dev gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
+EXPOSE 8081
+CMD ["node", "scripts/edge.mjs", "--origin", "http://origin:8080", "--host", "0.0.0.0", "--port", "8081"]
+
+FROM base AS server
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ffmpeg \
+ && rm -rf /var/lib/apt/lists/*
 RUN npm run build
 VOLUME /app/media
 EXPOSE 8080

@@ -2,6 +2,8 @@
 // Debian packages with the same helper as `npm start`).
 export declare const ROOT: string;
 export declare const APT_PACKAGES: Record<string, string>;
+/** What the edge needs from Debian: Traffic Server, its plugin headers and a C compiler. */
+export declare const EDGE_APT_PACKAGES: string[];
 export declare function say(line: string): void;
 export declare function run(cmd: string, args: string[], opts?: object): number;
 export declare function hasCommand(cmd: string): boolean;

@@ -17,7 +17,29 @@ export const APT_PACKAGES = {
   gcc: 'gcc',
   'libc6-dev': '/usr/include/stdio.h',
   'nginx-light': 'nginx',
+  trafficserver: 'traffic_server',
+  'trafficserver-dev': '/usr/include/ts/ts.h',
 };
+
+/** What the edge (`npm run edge`, its tests and bench) needs from Debian. */
+export const EDGE_APT_PACKAGES = ['trafficserver', 'trafficserver-dev', 'gcc', 'libc6-dev'];
+
+/**
+ * Services apt starts when it installs a package that Sammy only uses as a program:
+ * the edge runs its own Traffic Server from a temporary folder, and Debian's own
+ * would hold port 8080, the port `npm start` serves on.
+ */
+const APT_SERVICES_NOT_WANTED = { trafficserver: 'trafficserver' };
+
+function stopServicesStartedBy(installed) {
+  if (!existsSync('/run/systemd/system') || !hasCommand('systemctl')) return;
+  for (const pkg of installed) {
+    const service = APT_SERVICES_NOT_WANTED[pkg];
+    if (service === undefined) continue;
+    say(`stopping and disabling the ${service} service apt started with ${pkg} (sammy runs its own instances)`);
+    run('systemctl', ['disable', '--now', service]);
+  }
+}
 
 function aptPackageInstalled(pkg) {
   const probe = APT_PACKAGES[pkg] ?? pkg;
@@ -77,6 +99,7 @@ export function ensureAptPackages(packages) {
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     run('apt-get', ['update', '-qq'], { env });
     run('sh', ['-c', command], { env });
+    stopServicesStartedBy(missing.filter((p) => aptPackageInstalled(p)));
   } else {
     say(`missing ${missing.join(', ')}: install with: sudo ${command}`);
   }

@@ -2,7 +2,7 @@
 // exactly what to install), encodes the sample ladder once into media/, builds the
 // player, starts the server and prints the URL.
 //
-//   npm start -- [--port 8080] [--host 127.0.0.1] [--media DIR] [--seconds 60] [--ladder lab|hd|FILE]
+//   npm start -- [--port 8080] [--host 127.0.0.1] [--media DIR] [--seconds 60] [--ladder lab|hd|FILE] [--pacing on|off]
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,6 +15,8 @@ const { values } = parseArgs({
     media: { type: 'string', default: join(ROOT, 'media') },
     seconds: { type: 'string', default: '60' },
     ladder: { type: 'string', default: 'lab' },
+    // off: an origin behind an edge that paces (docker compose --profile edge).
+    pacing: { type: 'string', default: 'on' },
   },
 });
 
@@ -36,4 +38,4 @@ say('building the player...');
 if (run('npm', ['run', '--silent', 'build']) !== 0) process.exit(1);
 
 say(`starting the server on http://${values.host}:${values.port}/ (Ctrl-C to stop)`);
-process.exit(run('npm', ['run', '--silent', 'serve', '--', '--media', media, '--port', values.port, '--host', values.host]));
+process.exit(run('npm', ['run', '--silent', 'serve', '--', '--media', media, '--port', values.port, '--host', values.host, '--pacing', values.pacing]));

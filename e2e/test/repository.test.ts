@@ -11,11 +11,12 @@ import { parse } from 'yaml';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as {
+  services: Record<string, { build: { context: string; dockerfile: string; target: string }; ports: string[]; volumes: string[]; profiles?: string[]; command?: string[] }>;
+  volumes: Record<string, unknown>;
+};
+
 describe('docker-compose.yml', () => {
-  const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as {
-    services: Record<string, { build: { context: string; dockerfile: string }; ports: string[]; volumes: string[] }>;
-    volumes: Record<string, unknown>;
-  };
   const service = compose.services.sammy!;
 
   test('parses and builds the repository Dockerfile on port 8080', () => {
@@ -29,11 +30,35 @@ describe('docker-compose.yml', () => {
   });
 });
 
+describe('docker compose --profile edge', () => {
+  const { origin, edge } = compose.services;
+  const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+  const stage = (name: string): string => dockerfile.split(/^FROM /m).find((part) => part.includes(` AS ${name}\n`)) ?? '';
+
+  test('an origin with --pacing off and an edge in front of it, only in the edge profile', () => {
+    expect(origin!.profiles).toEqual(['edge']);
+    expect(edge!.profiles).toEqual(['edge']);
+    expect(origin!.build.target).toBe('server');
+    expect(origin!.command!.join(' ')).toContain('--pacing off');
+    expect(edge!.ports).toContain('8081:8081');
+    expect(Object.keys(compose.volumes)).toContain(origin!.volumes[0]!.split(':')[0]);
+  });
+
+  test("the edge image installs Traffic Server and its plugin headers and starts like npm run edge, in front of the origin", () => {
+    expect(edge!.build.target).toBe('edge');
+    expect(stage('edge')).toMatch(/apt-get install[^\n]*\btrafficserver trafficserver-dev\b/);
+    const cmd = JSON.parse(`[${/^CMD \[(.*)\]$/m.exec(stage('edge'))![1]!}]`) as string[];
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.edge).toContain(cmd[1]);
+    expect(cmd.join(' ')).toContain('--origin http://origin:8080');
+  });
+});
+
 describe('Dockerfile', () => {
   const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
 
   test('builds on node:20-bookworm-slim with Debian ffmpeg', () => {
-    expect(dockerfile).toMatch(/^FROM node:20-bookworm-slim$/m);
+    expect(dockerfile).toMatch(/^FROM node:20-bookworm-slim AS base$/m);
     expect(dockerfile).toMatch(/apt-get install[^\n]*\bffmpeg\b/);
   });
 
@@ -45,7 +70,8 @@ describe('Dockerfile', () => {
 
   test('starts with the same script as npm start', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    const cmd = /^CMD \[(.*)\]$/m.exec(dockerfile)![1]!;
+    // The default image is the last stage.
+    const cmd = [...dockerfile.matchAll(/^CMD \[(.*)\]$/gm)].at(-1)![1]!;
     const script = JSON.parse(`[${cmd}]`)[1] as string;
     expect(pkg.scripts.start).toContain(script);
     expect(existsSync(join(root, script))).toBe(true);

@@ -7,7 +7,8 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { listNamespaces, ownerPid, pidAlive } from '../src/lab/netns.js';
+import { listNamespaces, ownerPid } from '../src/lab/netns.js';
+import { pidAlive } from '../src/lab/processes.js';
 import { E2E_DIR, REPO_DIR } from '../src/lab/paths.js';
 import { labUnavailableReason, playerUnavailableReason } from '../src/lab/runner.js';
 

@@ -60,6 +60,20 @@ test.describe.serial('lab: thesis-2.6 link, short sessions', () => {
     expect(mean('sammy', 'avgBitrateKbps')).toBeGreaterThanOrEqual(0.95 * mean('control', 'avgBitrateKbps'));
   });
 
+  test("every session is measured in its fill and after; Sammy's pace there is within its rule (2.9x to 11x the top bitrate) and below its fill's", () => {
+    for (const t of result.trials) {
+      expect(t.windows?.fill, `${t.neighbour}/${t.arm} fill`).toBeTruthy();
+      expect(t.windows?.steady, `${t.neighbour}/${t.arm}: the buffer reached 30 s`).toBeTruthy();
+    }
+    for (const t of result.trials.filter((x) => x.arm === 'sammy')) {
+      const steady = t.windows!.steady!.metrics.paceMultiple!;
+      expect(steady).toBeGreaterThanOrEqual(2.9);
+      expect(steady).toBeLessThanOrEqual(11);
+      expect(steady).toBeLessThan(t.windows!.fill!.metrics.paceMultiple!);
+    }
+    expect(result.summaryByWindow?.steady?.udp?.sammy?.udpOwdMs?.n).toBe(1);
+  });
+
   test('fixed4x also reduces chunk throughput', () => {
     expect(mean('fixed4x', 'chunkThroughputKbps')).toBeLessThan(mean('control', 'chunkThroughputKbps'));
   });

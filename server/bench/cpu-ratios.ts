@@ -3,7 +3,7 @@
 
 export interface CpuRow {
   /** Which configuration the row measured. */
-  id: 'pacedDefault' | 'pacedKernel' | 'unpaced' | 'nginx' | 'nginxLimitRate';
+  id: 'pacedDefault' | 'pacedKernel' | 'unpaced' | 'nginx' | 'nginxLimitRate' | 'edgePaced' | 'edgeUnpaced';
   /** The row's label in the report. */
   config: string;
   bytes: number;

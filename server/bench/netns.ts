@@ -2,20 +2,12 @@
 // Names carry this process's pid; leftovers of dead bench runs are removed, and
 // nothing else is touched (other engineers' labs share the kernel).
 import { execFileSync } from 'node:child_process';
+import { pidAlive } from '../src/process.js';
 
 export const BENCH_PREFIX = 'sbench';
 
 export function sh(cmd: string, args: string[]): string {
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 512 * 1024 * 1024 });
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export class BenchNet {

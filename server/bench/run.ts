@@ -10,26 +10,26 @@
 // Needs root (namespaces, tcpdump). Not part of `npm test`.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ensureAptPackages } from '../../scripts/setup.mjs';
-import { killAll, start, startServer, stop, waitForOutput, type Managed } from '../src/process.js';
+import { start, startServer, stop, waitForOutput, type Managed } from '../src/process.js';
 import { readTelemetry, type ResponseTelemetry } from '../src/telemetry.js';
 import type { ClientJob, GetResult, LoadResult } from './client.js';
 import { cpuRatios, type CpuRow } from './cpu-ratios.js';
+import { inBenchNet } from './harness.js';
 import { BenchNet, sh } from './netns.js';
 import { parseTcpdump, summarizeTrains, TRAIN_BUCKETS, trainLengths, type TrainSummary } from './trains.js';
 
 const SERVER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MSS_BYTES = 1448; // veth MTU 1500, IPv4, TCP timestamps
 const MB = 1_000_000;
-const say = (line = ''): void => void process.stdout.write(`${line}\n`);
+export const say = (line = ''): void => void process.stdout.write(`${line}\n`);
 
 /** Installs a Debian package as root (scripts/setup.mjs), or says exactly what to run. */
-function ensurePackage(pkg: string): boolean {
+export function ensurePackage(pkg: string): boolean {
   if (ensureAptPackages([pkg]).length === 0) return true;
   say(`SKIP: needs ${pkg}; install it with: sudo apt-get install -y ${pkg}`);
   return false;
@@ -50,12 +50,12 @@ function childPids(pid: number): number[] {
 }
 
 /** CPU seconds used so far by a process and its children (nginx: master + workers). */
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   const ticksPerS = Number(sh('getconf', ['CLK_TCK']).trim()) || 100;
   return [pid, ...childPids(pid)].reduce((sum, p) => sum + cpuTicks(p), 0) / ticksPerS;
 }
 
-interface Server {
+export interface Server {
   name: string;
   process: Managed;
   pid: number;
@@ -64,9 +64,9 @@ interface Server {
 }
 
 /** Runs `cmd args` inside the server's namespace. */
-const inServer = (net: BenchNet) => (cmd: string, args: string[]): [string, string[]] => ['ip', net.inServer([cmd, ...args])];
+export const inServer = (net: BenchNet) => (cmd: string, args: string[]): [string, string[]] => ['ip', net.inServer([cmd, ...args])];
 
-async function startSammy(net: BenchNet, work: string, mediaDir: string, name: string, args: string[]): Promise<Server> {
+export async function startSammy(net: BenchNet, work: string, mediaDir: string, name: string, args: string[]): Promise<Server> {
   const logFile = join(work, `${name}.jsonl`);
   const s = await startServer({
     name,
@@ -77,7 +77,7 @@ async function startSammy(net: BenchNet, work: string, mediaDir: string, name: s
   return { name, process: s.process, pid: s.process.child.pid!, port: s.port, logFile };
 }
 
-async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, limitRateBytesPerS: number | null): Promise<Server> {
+export async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, limitRateBytesPerS: number | null): Promise<Server> {
   const prefix = mkdtempSync(join(work, `${name}-`));
   const conf = join(prefix, 'nginx.conf');
   writeFileSync(
@@ -111,7 +111,7 @@ http {
   throw new Error(`nginx did not start: ${readFileSync(join(prefix, 'error.log'), 'utf8').slice(-500)}`);
 }
 
-async function runClient<T>(net: BenchNet, job: ClientJob): Promise<T> {
+export async function runClient<T>(net: BenchNet, job: ClientJob): Promise<T> {
   const client = start('bench client', 'ip', net.inClient([process.execPath, '--import', 'tsx', 'bench/client.ts', JSON.stringify(job)]), { cwd: SERVER_DIR });
   const code = await client.exited;
   if (code !== 0) throw new Error(`client failed (${code}): ${client.stderr().slice(-800)}`);
@@ -131,10 +131,10 @@ async function lineFor(server: Server, localPort: number): Promise<ResponseTelem
   return undefined;
 }
 
-const fmt = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
-const pct = (x: number): string => `${Math.round(x * 100)}%`;
+export const fmt = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
+export const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
-function table(header: string[], rows: string[][]): void {
+export function table(header: string[], rows: string[][]): void {
   say(`| ${header.join(' | ')} |`);
   say(`|${header.map(() => '---').join('|')}|`);
   for (const row of rows) say(`| ${row.join(' | ')} |`);
@@ -189,7 +189,7 @@ async function accuracy(net: BenchNet, work: string, mediaDir: string): Promise<
 const BURST_N = [1, 4, 8, 40];
 const BURST_RATES_BYTES_PER_S = [2 * MB, 8 * MB];
 
-async function captureTrains(net: BenchNet, work: string, server: Server, file: string, rateBytesPerS: number, n: number): Promise<TrainSummary & { achievedRatio: number }> {
+export async function captureTrains(net: BenchNet, work: string, server: Server, file: string, rateBytesPerS: number, n: number): Promise<TrainSummary & { achievedRatio: number }> {
   const pcap = join(work, `cap-${process.hrtime.bigint()}.pcap`);
   const dump = start('tcpdump', ...inServer(net)('tcpdump', ['-i', net.serverDev, '-n', '-U', '-s', '128', '--time-stamp-precision=nano', '-w', pcap, `tcp src port ${server.port}`]));
   await waitForOutput(dump, /listening on/, 10_000, 'stderr');
@@ -206,7 +206,7 @@ async function captureTrains(net: BenchNet, work: string, server: Server, file: 
   return { ...summarizeTrains(trainLengths(parseTcpdump(text), MSS_BYTES), n), achievedRatio: r.rateAfterMarkBytesPerS / rateBytesPerS };
 }
 
-function bucketCells(s: TrainSummary): string[] {
+export function bucketCells(s: TrainSummary): string[] {
   return s.packetShareByBucket.map((share) => (share === 0 ? '.' : pct(share)));
 }
 
@@ -276,7 +276,7 @@ const CPU_FILES = 16;
 const CPU_CONNECTIONS = 16;
 const CPU_PACE_BYTES_PER_S = 2 * MB; // 16 Mbit/s per connection, the thesis lab's pace range
 
-async function measureCpu(net: BenchNet, server: Server, paced: boolean, id: CpuRow['id'], config: string): Promise<CpuRow> {
+export async function measureCpu(net: BenchNet, server: Server, paced: boolean, id: CpuRow['id'], config: string): Promise<CpuRow> {
   const urls = Array.from({ length: CPU_FILES }, (_, i) => `http://${net.serverIp}:${server.port}/media/seg-${i}.m4s`);
   const before = cpuSeconds(server.pid);
   const r = await runClient<LoadResult>(net, {
@@ -347,33 +347,14 @@ async function main(): Promise<number> {
   }
   if (!ensurePackage('iproute2') || !ensurePackage('tcpdump')) return 1;
   const withNginx = ensurePackage('nginx-light');
-  const removed = BenchNet.removeStale();
-  if (removed.length > 0) say(`removed namespaces of dead bench runs: ${removed.join(', ')}`);
-
-  const net = new BenchNet();
-  const work = mkdtempSync(join(tmpdir(), 'sammy-bench-'));
-  const mediaDir = join(work, 'media');
-  mkdirSync(mediaDir);
-  for (const mbps of ACCURACY_MBPS) writeFileSync(join(mediaDir, `acc-${mbps}.m4s`), randomBytes(Math.round(((mbps * MB) / 8) * 2.5)));
-  for (const rate of BURST_RATES_BYTES_PER_S) writeFileSync(join(mediaDir, `burst-${rate / MB}.m4s`), randomBytes(Math.round(rate * 1.5)));
-  for (let i = 0; i < CPU_FILES; i++) writeFileSync(join(mediaDir, `seg-${i}.m4s`), randomBytes(MB));
-
-  const cleanup = (): void => {
-    killAll();
-    net.destroy();
-    rmSync(work, { recursive: true, force: true });
+  const writeMedia = (mediaDir: string): void => {
+    for (const mbps of ACCURACY_MBPS) writeFileSync(join(mediaDir, `acc-${mbps}.m4s`), randomBytes(Math.round(((mbps * MB) / 8) * 2.5)));
+    for (const rate of BURST_RATES_BYTES_PER_S) writeFileSync(join(mediaDir, `burst-${rate / MB}.m4s`), randomBytes(Math.round(rate * 1.5)));
+    for (let i = 0; i < CPU_FILES; i++) writeFileSync(join(mediaDir, `seg-${i}.m4s`), randomBytes(MB));
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      cleanup();
-      process.exit(130);
-    });
-  }
   const only = values.only?.split(',') ?? ['accuracy', 'bursts', 'cpu'];
   const startedMs = performance.now();
-  try {
-    net.create();
-    const cc = sh('ip', net.inServer(['sysctl', '-n', 'net.ipv4.tcp_congestion_control'])).trim();
+  await inBenchNet({ workPrefix: 'sammy-bench-', say, writeMedia }, async ({ net, work, mediaDir, congestionControl: cc }) => {
     say(`# Sammy server bench: veth ${net.serverNs} <-> ${net.clientNs}, congestion control ${cc}, ${new Date().toISOString()}`);
     say();
     const result: Record<string, unknown> = { congestionControl: cc };
@@ -382,16 +363,17 @@ async function main(): Promise<number> {
     if (only.includes('cpu')) result['cpu'] = await cpu(net, work, mediaDir, withNginx);
     say(`bench took ${fmt((performance.now() - startedMs) / 1000, 0)} s`);
     if (values.json !== undefined) writeFileSync(resolve(process.env['INIT_CWD'] ?? '.', values.json), JSON.stringify(result, null, 2));
-  } finally {
-    cleanup();
-  }
+  });
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`bench: ${(err as Error).stack ?? String(err)}`);
-    process.exit(1);
-  },
-);
+// Run as a script only: the edge bench (edge/bench/run.ts) imports the helpers above.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(`bench: ${(err as Error).stack ?? String(err)}`);
+      process.exit(1);
+    },
+  );
+}

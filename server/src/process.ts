@@ -52,8 +52,9 @@ export interface Managed {
 const STDERR_KEPT_CHARS = 20_000;
 const live = new Set<Managed>();
 
-export function start(name: string, cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Managed {
-  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `stdin: true` gives the child a pipe to read commands from (`child.stdin`); by default it has none. */
+export function start(name: string, cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: boolean } = {}): Managed {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -66,6 +67,16 @@ export function start(name: string, cmd: string, args: string[], opts: { cwd?: s
   live.add(managed);
   void exited.then(() => live.delete(managed));
   return managed;
+}
+
+/** Whether a process exists (one of another user's counts: the kernel says EPERM, not ESRCH). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export function sleep(ms: number): Promise<void> {
@@ -116,17 +127,19 @@ export interface ServerProcess {
 
 /**
  * Starts `npm run serve` with `args` (through `wrap`, e.g. inside a network namespace)
- * and waits for its `listening on` line.
+ * and waits for its `listening on` line. `cli` starts another entry that keeps the same
+ * contract instead (the edge's, `EDGE_CLI` in `@sammy/edge/edge`).
  */
 export async function startServer(o: {
   name?: string;
   args: string[];
+  cli?: string;
   cwd?: string;
   /** Rewrites the command, e.g. to `ip netns exec NS ...`. */
   wrap?: (cmd: string, args: string[]) => [string, string[]];
   timeoutMs?: number;
 }): Promise<ServerProcess> {
-  const node: [string, string[]] = [process.execPath, ['--import', 'tsx', SERVER_CLI, ...o.args]];
+  const node: [string, string[]] = [process.execPath, ['--import', 'tsx', o.cli ?? SERVER_CLI, ...o.args]];
   const [cmd, args] = o.wrap ? o.wrap(...node) : node;
   const p = start(o.name ?? 'server', cmd, args, o.cwd === undefined ? {} : { cwd: o.cwd });
   await waitForOutput(p, LISTENING_LINE, o.timeoutMs ?? 30_000);

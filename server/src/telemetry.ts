@@ -36,8 +36,8 @@ export interface ResponseTelemetry {
   pacing: PacingOutcome;
   /** bytes / durationMs, in kbps. */
   achievedRateKbps: number | null;
-  /** The --burst-packets knob. */
-  burstPackets: number;
+  /** The --burst-packets knob; null in the edge's lines (edge/: it has none, its trains are the kernel's). */
+  burstPackets: number | null;
   /** How the trains were shaped: the kernel's own, or application-timed writes; null if unpaced. */
   burstMechanism: BurstPlan['mechanism'] | null;
   /** Upper bound on back-to-back packets this response was planned with; null if unpaced. */

@@ -2,22 +2,27 @@
  * npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
  *   [--neighbours none,udp,tcp,http,video] [--out DIR] [--calibrate-only]
  * npm run lab -- --report DIR
+ * npm run lab -- --compare-players BROWSER_DIR,HEADLESS_DIR
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { exitCleanlyOnSignals, runCleanups } from './cleanup.js';
 import { NEIGHBOUR_KINDS } from './neighbours.js';
 import { LabError, ProcessError } from './processes.js';
-import { writeReportFromDir } from './report.js';
+import { comparePlayers, comparisonMarkdown } from './compare.js';
+import { readResult, writeReportFromDir } from './report.js';
 import { runLab } from './runner.js';
 import { loadScenario, withOverrides } from './scenario.js';
 
 export const USAGE = `usage: npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
-  [--neighbours ${Object.keys(NEIGHBOUR_KINDS).join(',')}] [--out DIR] [--calibrate-only]
+  [--neighbours ${Object.keys(NEIGHBOUR_KINDS).join(',')}] [--out DIR] [--calibrate-only] [--player browser|headless]
   NAME is a file in e2e/scenarios/ (thesis-2.6, ci-short, cellular-lte, ...); DIR defaults to lab-results/<scenario>-<time>
   --calibrate-only: build the link and, on a trace link, measure how closely it follows the trace; no session
+  --player headless: run the scenario's sessions with the headless player (src/headless/) instead of Chromium
 usage: npm run lab -- --report DIR
-  re-renders DIR/report.md and its figures from DIR/result.json (or DIR/result.json.gz); runs nothing else`;
+  re-renders DIR/report.md and its figures from DIR/result.json (or DIR/result.json.gz); runs nothing else
+usage: npm run lab -- --compare-players BROWSER_DIR,HEADLESS_DIR
+  the same scenario run with each player: chunk throughput, bitrate and play delay per arm, side by side`;
 
 function log(line: string): void {
   process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -33,6 +38,8 @@ async function main(): Promise<number> {
       out: { type: 'string' },
       report: { type: 'string' },
       'calibrate-only': { type: 'boolean' },
+      player: { type: 'string' },
+      'compare-players': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -41,6 +48,12 @@ async function main(): Promise<number> {
     return 0;
   }
   const cwd = process.env.INIT_CWD ?? process.cwd();
+  if (values['compare-players'] !== undefined) {
+    const [a, b] = values['compare-players'].split(',').map((d) => resolve(cwd, d.trim()));
+    if (!a || !b) throw new LabError('LAB_BAD_ARGS', '--compare-players takes two result folders: BROWSER_DIR,HEADLESS_DIR');
+    process.stdout.write(comparisonMarkdown(comparePlayers(readResult(a), readResult(b)), a, b));
+    return 0;
+  }
   if (values.report !== undefined) {
     const dir = resolve(cwd, values.report);
     const written = writeReportFromDir(dir);
@@ -53,6 +66,7 @@ async function main(): Promise<number> {
     arms: values.arms?.split(',').map((a) => a.trim()),
     trials,
     neighbours: values.neighbours?.split(',').map((a) => a.trim()),
+    player: values.player,
   });
   const outDir = resolve(cwd, values.out ?? `lab-results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`);
   exitCleanlyOnSignals(log);

@@ -78,6 +78,8 @@ export interface RunningNeighbour {
 
 const UDP_PORT = 5201;
 const TCP_PORT = 5202;
+/** Several flows of one kind at once (the fairness design's pairs) each take their own port: slot k adds k x this. */
+const PORT_STRIDE = 10;
 
 function inNs(topo: Topology, side: 'server' | 'client', name: string, cmd: string, args: string[]): Managed {
   const [c, a] = netnsExec(topo.ns[side], cmd, args);
@@ -91,11 +93,12 @@ function tsxScript(file: string, args: string[]): [string, string[]] {
 type Of<K extends NeighbourKind> = Extract<Neighbour, { kind: K }>;
 
 /** Paced UDP from the server side; the sink stamps each datagram with the kernel's receive time. */
-async function startUdp(n: Of<'udp'>, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour> {
-  const sink = inNs(topo, 'client', 'udp sink', labtools, ['udp-recv', '--port', String(UDP_PORT)]);
+async function startUdp(n: Of<'udp'>, topo: Topology, labtools: string, duration: string, slot: number): Promise<RunningNeighbour> {
+  const port = String(UDP_PORT + PORT_STRIDE * slot);
+  const sink = inNs(topo, 'client', 'udp sink', labtools, ['udp-recv', '--port', port]);
   await waitForOutput(sink, 'ready\n');
   const source = inNs(topo, 'server', 'udp source', labtools, [
-    'udp-send', '--dst', ADDRESSES.client, '--port', String(UDP_PORT),
+    'udp-send', '--dst', ADDRESSES.client, '--port', port,
     '--rate-kbps', String(n.rateKbps), '--bytes', String(n.packetBytes), '--duration-s', duration, '--rt',
   ]);
   return {
@@ -110,11 +113,12 @@ async function startUdp(n: Of<'udp'>, topo: Topology, labtools: string, duration
 }
 
 /** One bulk TCP flow with its own congestion control; the sink counts bytes received. */
-async function startTcp(n: Of<'tcp'>, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour> {
-  const sink = inNs(topo, 'client', 'tcp sink', labtools, ['tcp-recv', '--port', String(TCP_PORT)]);
+async function startTcp(n: Of<'tcp'>, topo: Topology, labtools: string, duration: string, slot: number): Promise<RunningNeighbour> {
+  const port = String(TCP_PORT + PORT_STRIDE * slot);
+  const sink = inNs(topo, 'client', 'tcp sink', labtools, ['tcp-recv', '--port', port]);
   await waitForOutput(sink, 'ready\n');
   const source = inNs(topo, 'server', 'tcp source', labtools, [
-    'tcp-send', '--dst', ADDRESSES.client, '--port', String(TCP_PORT), '--cc', n.congestionControl, '--duration-s', duration,
+    'tcp-send', '--dst', ADDRESSES.client, '--port', port, '--cc', n.congestionControl, '--duration-s', duration,
   ]);
   return {
     async finish(w) {
@@ -127,7 +131,7 @@ async function startTcp(n: Of<'tcp'>, topo: Topology, labtools: string, duration
 }
 
 /** An HTTP server of fixed-size bodies, and a client that fetches them back to back. */
-async function startHttp(n: Of<'http'>, topo: Topology, _labtools: string, duration: string): Promise<RunningNeighbour> {
+async function startHttp(n: Of<'http'>, topo: Topology, _labtools: string, duration: string, _slot: number): Promise<RunningNeighbour> {
   const [serverCmd, serverArgs] = tsxScript('http-server.ts', ['--bytes', String(n.responseBytes), '--port', '0']);
   const server = inNs(topo, 'server', 'http server', serverCmd, serverArgs);
   await waitForOutput(server, /listening \d+\n/);
@@ -187,24 +191,25 @@ function bytesAt(samples: Array<[number, number]>, t: number): number {
   return prev[1];
 }
 
-function udpMetrics(raw: UdpRaw, windowMs: number): NeighbourMetrics {
-  const owd = raw.packets.filter(([t]) => t >= 0 && t <= windowMs).map(([, d]) => d);
+function udpMetrics(raw: UdpRaw, fromMs: number, toMs: number, whole: boolean): NeighbourMetrics {
+  const owd = raw.packets.filter(([t]) => t >= fromMs && t <= toMs).map(([, d]) => d);
   const sorted = [...owd].sort((a, b) => a - b);
   return {
     udpOwdMs: owd.length ? owd.reduce((a, b) => a + b, 0) / owd.length : undefined,
     udpOwdP95Ms: sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(0.95 * sorted.length))] : undefined,
-    udpLossPct: raw.sent > 0 ? Math.max(0, (100 * (raw.sent - raw.packets.length)) / raw.sent) : undefined,
+    // Loss over the whole window only: the sender reports its total, not when each datagram left.
+    udpLossPct: raw.sent > 0 && whole ? Math.max(0, (100 * (raw.sent - raw.packets.length)) / raw.sent) : undefined,
   };
 }
 
-function tcpMetrics(raw: TcpRaw, windowMs: number): NeighbourMetrics {
+function tcpMetrics(raw: TcpRaw, fromMs: number, toMs: number): NeighbourMetrics {
   if (raw.samples.length === 0) return {};
-  const bytes = bytesAt(raw.samples, windowMs) - bytesAt(raw.samples, 0);
-  return { tcpThroughputMbps: (bytes * 8) / (windowMs / 1000) / 1e6 };
+  const bytes = bytesAt(raw.samples, toMs) - bytesAt(raw.samples, fromMs);
+  return { tcpThroughputMbps: (bytes * 8) / ((toMs - fromMs) / 1000) / 1e6 };
 }
 
-function httpMetrics(raw: HttpRaw, windowMs: number): NeighbourMetrics {
-  const done = raw.requests.filter(([t, ms]) => t >= 0 && t + ms <= windowMs).map(([, ms]) => ms);
+function httpMetrics(raw: HttpRaw, fromMs: number, toMs: number): NeighbourMetrics {
+  const done = raw.requests.filter(([t, ms]) => t >= fromMs && t + ms <= toMs).map(([, ms]) => ms);
   return { httpResponseMs: done.length ? done.reduce((a, b) => a + b, 0) / done.length : undefined, httpRequests: done.length };
 }
 
@@ -224,6 +229,8 @@ export interface NeighbourOutcome {
   raw: NeighbourRaw | null;
   /** The window's length; null when the session failed before it. */
   windowMs: number | null;
+  /** Measure only a part of the window, in ms after its start (default: all of it). */
+  part?: { fromMs: number; toMs: number };
   /** A second video session's result. */
   session: SessionResult | null;
 }
@@ -236,7 +243,7 @@ export interface NeighbourKindSpec<N extends Neighbour> {
   /** Checks `fields` and fills their defaults. */
   parse(o: Obj, path: string, check: FieldChecks): Omit<N, 'kind' | 'startS' | 'endS'>;
   /** How it starts, at its window's start, to run `duration` seconds: processes in the namespaces. */
-  start?(n: N, topo: Topology, labtools: string, duration: string): Promise<RunningNeighbour>;
+  start?(n: N, topo: Topology, labtools: string, duration: string, slot: number): Promise<RunningNeighbour>;
   /**
    * Or: a second player session of this arm beside the main one, at its window's start.
    * The runner starts it, from a second server, in a Chromium process of its own.
@@ -252,8 +259,13 @@ export interface NeighbourKindSpec<N extends Neighbour> {
   describe?(m: NeighbourMetrics): string;
 }
 
-function fromRaw<R extends NeighbourRaw>(kind: R['kind'], metrics: (raw: R, windowMs: number) => NeighbourMetrics) {
-  return (o: NeighbourOutcome): NeighbourMetrics => (o.raw?.kind === kind && o.windowMs !== null ? metrics(o.raw as R, o.windowMs) : {});
+function fromRaw<R extends NeighbourRaw>(kind: R['kind'], metrics: (raw: R, fromMs: number, toMs: number, whole: boolean) => NeighbourMetrics) {
+  return (o: NeighbourOutcome): NeighbourMetrics => {
+    if (o.raw?.kind !== kind || o.windowMs === null) return {};
+    const fromMs = Math.max(0, o.part?.fromMs ?? 0);
+    const toMs = Math.min(o.windowMs, o.part?.toMs ?? o.windowMs);
+    return toMs > fromMs ? metrics(o.raw as R, fromMs, toMs, o.part === undefined) : {};
+  };
 }
 
 /** Every neighbour kind; the order is the order of the report's rows and of the summary. */
@@ -319,11 +331,11 @@ export function neighbourKind(kind: NeighbourKind): NeighbourKindSpec<Neighbour>
   return NEIGHBOUR_KINDS[kind] as unknown as NeighbourKindSpec<Neighbour>;
 }
 
-/** Starts a process neighbour now, to run for `durationS` (UDP, TCP, HTTP). */
-export async function startNeighbour(n: Neighbour, topo: Topology, labtools: string, durationS: number): Promise<RunningNeighbour> {
+/** Starts a process neighbour now, to run for `durationS` (UDP, TCP, HTTP); `slot` > 0 for a second flow of a kind at once (its own ports). */
+export async function startNeighbour(n: Neighbour, topo: Topology, labtools: string, durationS: number, slot = 0): Promise<RunningNeighbour> {
   const spec = neighbourKind(n.kind);
   if (!spec.start) throw new Error(`neighbour ${n.kind} is not started as processes`);
-  return spec.start(n, topo, labtools, durationS.toFixed(3));
+  return spec.start(n, topo, labtools, durationS.toFixed(3), slot);
 }
 
 /** The neighbour's metric over the window (relative times: 0 = window start). */

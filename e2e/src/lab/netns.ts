@@ -3,7 +3,7 @@
  * own namespaces on this kernel, so the lab only ever removes names with its own
  * prefix, and of those only the ones whose owning process is gone.
  */
-import { LabError, run } from './processes.js';
+import { LabError, pidAlive, run } from './processes.js';
 
 export const NETNS_PREFIX = 'slab';
 const NAME_PATTERN = new RegExp(`^${NETNS_PREFIX}-(\\d+)-`);
@@ -22,14 +22,6 @@ export function ownerPid(name: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export async function listNamespaces(): Promise<string[]> {
   const out = await run('ip', ['netns', 'list']);

@@ -31,4 +31,4 @@ export async function run(cmd: string, args: string[], opts: { allowFail?: boole
 
 // Starting, waiting for and stopping processes is shared with the server bench and the
 // tests; every process started through it is stopped by `stopAll()` at teardown.
-export { ProcessError, sleep, start, stop, stopAll, waitForOutput, type Managed } from '@sammy/server/process';
+export { pidAlive, ProcessError, sleep, start, stop, stopAll, waitForOutput, type Managed } from '@sammy/server/process';

@@ -15,6 +15,7 @@ import { mean, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
 import { barChart, lineChart, type Series } from './svg.js';
+import { designReport } from './designs/report.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
 
 const KINDS = Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[];
@@ -174,6 +175,11 @@ function experimentTitle(s: Scenario, name: string): string {
   return `${name === e?.kind ? '' : `${name}: `}${neighbour}${settings ? `; ${settings}` : ''}`;
 }
 
+/** How the scenario's server makes bursts (results from before server.kind are the Node server's). */
+function burstText(s: Scenario): string {
+  return s.server.kind === 'ats-edge' ? "the edge's kernel trains" : `burst ${s.server.burstPackets} packets`;
+}
+
 /** An experiment's server and queue settings where they differ from the scenario's (older results have none). */
 function settingsText(s: Scenario, e: Scenario['neighbours'][number]): string {
   const parts: string[] = [];
@@ -192,7 +198,7 @@ function experimentsLines(result: LabResult, arms: string[]): string[] {
   const lines = [
     '## Experiments side by side',
     '',
-    `Mean [95% CI] (n) of each experiment's sessions; the scenario's own settings: burst ${s.server.burstPackets} packets, ${s.server.trainPackets ? `kernel trains of ${s.server.trainPackets} packets` : "the kernel's own trains"}, queue ${queueBytes(s.link)} B.`,
+    `Mean [95% CI] (n) of each experiment's sessions; the scenario's own settings: ${burstText(s)}, ${s.server.trainPackets ? `kernel trains of ${s.server.trainPackets} packets` : "the kernel's own trains"}, queue ${queueBytes(s.link)} B.`,
     '',
   ];
   for (const arm of arms) {
@@ -201,6 +207,51 @@ function experimentsLines(result: LabResult, arms: string[]): string[] {
       const summary = result.summaryByNeighbour[e.name ?? e.kind]?.[arm];
       if (!summary) continue;
       lines.push(`| ${e.name ?? e.kind} | ${settingsText(s, e) || 'the scenario\'s'} | ${metrics.map((m) => cell(summary[m])).join(' | ')} |`);
+    }
+    lines.push('');
+  }
+  return lines;
+}
+
+/** The labels of the metrics measured per window (windows.ts), in the order shown. */
+const WINDOW_METRIC_LABELS: Record<string, string> = {
+  chunkThroughputKbps: 'chunk throughput, playing-phase chunks requested in the window (kbps)',
+  chunkThroughputMultiple: 'chunk throughput / top bitrate (x)',
+  paceMultiple: 'requested pace rate (rtp) / top bitrate (x)',
+  chunkBitrateKbps: 'mean bitrate of the chunks requested (kbps)',
+  videoRttMs: METRIC_LABELS.videoRttMs!,
+  retransPct: METRIC_LABELS.retransPct!,
+  queueDelayMs: 'bottleneck queueing delay (ms)',
+  ...Object.fromEntries(KINDS.flatMap((k) => NEIGHBOUR_KINDS[k].metrics.map((m) => [m.name, m.label]))),
+};
+
+/** Steady-state scenarios: each experiment's metrics in the startup fill and in the steady state. */
+function windowLines(result: LabResult, arms: string[]): string[] {
+  const byWindow = result.summaryByWindow;
+  const fraction = result.config.scenario.session.steadyFromBufferFraction;
+  if (!byWindow || !fraction) return [];
+  const target = result.config.scenario.player.maxBufferS;
+  const lines = [
+    '## Startup fill and steady state',
+    '',
+    `Each session is measured in two windows: the startup fill, from playback start until its buffer first held ${fraction} x the ${target} s target (${num(fraction * target, 1)} s), and the steady state, from then to the session's end. Mean [95% CI] (n) over the sessions of each window.`,
+    '',
+    `| arm | sessions that reached the steady state | its start, s after playback start (mean, range) |`,
+    '| --- | --- | --- |',
+  ];
+  for (const arm of arms) {
+    const of = result.trials.filter((t) => t.arm === arm && t.windows !== undefined);
+    const starts = of.flatMap((t) => (t.windows?.steady ? [t.windows.steady.fromS] : []));
+    lines.push(`| ${arm} | ${starts.length} of ${of.length} | ${starts.length ? `${num(mean(starts), 1)} (${num(Math.min(...starts), 1)}–${num(Math.max(...starts), 1)})` : '–'} |`);
+  }
+  lines.push('');
+  for (const [name, summary] of Object.entries(byWindow.steady ?? {})) {
+    const fill = byWindow.fill?.[name];
+    lines.push(`### ${experimentTitle(result.config.scenario, name)}`, '', `| metric | ${arms.map((a) => `fill: ${a}`).join(' | ')} | ${arms.map((a) => `steady: ${a}`).join(' | ')} |`, `| --- | ${arms.map(() => '---').join(' | ')} | ${arms.map(() => '---').join(' | ')} |`);
+    for (const [metric, label] of Object.entries(WINDOW_METRIC_LABELS)) {
+      const row = [...arms.map((a) => fill?.[a]?.[metric]), ...arms.map((a) => summary[a]?.[metric])];
+      if (row.every((x) => !x || x.n === 0)) continue;
+      lines.push(`| ${label} | ${row.map(cell).join(' | ')} |`);
     }
     lines.push('');
   }
@@ -264,7 +315,9 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
   if (s.description) lines.push(s.description, '');
   lines.push(
     `Started ${result.startedAt}, finished ${result.finishedAt ?? '(unfinished)'}${result.complete ? '' : ' — **incomplete run**: only the sessions below were measured'}.`,
-    `${result.trials.length} sessions (${s.trials} trial(s) planned x ${s.neighbours.length} experiment(s) x ${arms.length} arm(s)), ${failed.length} failed.`,
+    s.experiment
+      ? `${(result.designRuns ?? []).reduce((a, r) => a + r.sessions.length, 0)} sessions of the ${s.experiment.design} design in ${(result.designRuns ?? []).length} runs (${s.trials} trial(s) planned), after ${result.warmups.length} warm-up session(s).`
+      : `${result.trials.length} sessions (${s.trials} trial(s) planned x ${s.neighbours.length} experiment(s) x ${arms.length} arm(s)), ${failed.length} failed.`,
     '',
     '## Setup',
     '',
@@ -274,10 +327,20 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     `| propagation delay | RTT ${s.link.rttMs} ms from the TUN delay line (no netem on this kernel); idle ping ${link.measuredIdleRtt ? `${link.measuredIdleRtt.avgMs.toFixed(2)} ms avg (min ${link.measuredIdleRtt.minMs.toFixed(2)}, max ${link.measuredIdleRtt.maxMs.toFixed(2)})` : 'not measured'} |`,
     `| video | synthetic \`${s.media.ladder}\` ladder, ${s.media.durationS} s, rungs ${((result.config.media as { rungsKbps: number[] }).rungsKbps ?? []).join(', ')} kbps |`,
     `| player | buffer target ${s.player.maxBufferS} s for every arm; ${historyText(s.player)}; overrides ${JSON.stringify(s.player.config)} |`,
-    `| server | burst ${s.server.burstPackets} packets, congestion control ${s.server.congestionControl} |`,
+    `| server | ${s.server.kind === 'ats-edge' ? 'a Traffic Server edge (sammy_edge plugin) in front of a Node origin with --pacing off; ' : ''}${burstText(s)}, congestion control ${s.server.congestionControl} |`,
     `| session | ${s.session.playS} s of playback after the first frame |`,
     `| arms | ${arms.join(', ')} (order rotates per trial) |`,
+    ...(s.player.kind === 'headless' ? ["| player kind | headless (src/headless/: the simulator's arm models over real HTTP, playback in real time) |"] : []),
     '',
+  );
+  if (s.experiment) {
+    // A design's sessions are its own (result.designRuns): no per-arm trial tables.
+    const design = designReport(result);
+    lines.push(...design.lines);
+    if (failed.length > 0) lines.push('## Failed warm-up or trial sessions', '', ...failed.map((t) => `- trial ${t.trial} ${experimentName(t)} ${t.arm}: ${t.error}`), '');
+    return { markdown: lines.join('\n'), files: design.files };
+  }
+  lines.push(
     '## Summary',
     '',
     'Video metrics come from the experiment without a neighbour (the video on its own); each neighbour metric from its own experiment, over the window named.',
@@ -299,7 +362,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
   lines.push('', '## Figures', '');
   for (const name of Object.keys(files)) lines.push(`![${name}](${name})`, '');
   lines.push('## Per experiment', '');
-  lines.push(...experimentsLines(result, arms));
+  lines.push(...experimentsLines(result, arms), ...windowLines(result, arms));
   for (const [name, summary] of Object.entries(result.summaryByNeighbour)) {
     lines.push(`### ${experimentTitle(s, name)}`, '', `| metric | ${arms.join(' | ')} |`, `| --- | ${arms.map(() => '---').join(' | ')} |`);
     for (const metric of Object.keys(METRIC_LABELS)) {

@@ -6,6 +6,7 @@
 import type { Arm } from '@sammy/player/abr';
 import { NEIGHBOUR_KINDS, type NeighbourKind, type NeighbourMetrics, type NeighbourRaw } from './neighbours.js';
 import type { CpuSample } from './cpu-monitor.js';
+import type { DesignRun, ExperimentResult } from './designs/types.js';
 import type { QueueSample } from './queue-monitor.js';
 import type { Scenario } from './scenario.js';
 import type { SessionResult } from './session.js';
@@ -13,6 +14,7 @@ import { summarize, type MetricSummary } from './stats.js';
 import type { DelayLineStats } from './topology.js';
 import type { TraceFidelity } from './trace-link.js';
 import type { ResponseRow, VideoMetrics } from './video-metrics.js';
+import { PHASE_WINDOWS, type PhaseWindowName, type PhaseWindows } from './windows.js';
 
 export type TrialMetrics = VideoMetrics & NeighbourMetrics;
 
@@ -41,6 +43,8 @@ export interface TrialRecord {
   queue: QueueSample[];
   /** The machine's CPU load, once a second (absent in older results). */
   cpu?: CpuSample[];
+  /** Steady-state scenarios: the startup fill and the steady state, each with its metrics (absent otherwise). */
+  windows?: PhaseWindows | null;
   error: string | null;
 }
 
@@ -62,6 +66,8 @@ export interface LabResult {
   summary: Record<string, Record<string, MetricSummary>>;
   /** Every metric, per experiment (by its name). */
   summaryByNeighbour: Record<string, Record<string, Record<string, MetricSummary>>>;
+  /** Steady-state scenarios: per window (`fill`, `steady`), per experiment, per arm, every window metric (absent otherwise). */
+  summaryByWindow?: Partial<Record<PhaseWindowName, Record<string, Record<string, Record<string, MetricSummary>>>>>;
   delayLine: DelayLineStats | null;
   /** Trace links: how closely the bottleneck followed the trace under a saturating flow, measured before the sessions (absent in older results). */
   traceFidelity?: TraceFidelity | null;
@@ -70,6 +76,12 @@ export interface LabResult {
   startedAt: string;
   finishedAt: string | null;
   complete: boolean;
+  /** An experiment design's runs: every session and flow of each (absent without a design). */
+  designRuns?: DesignRun[];
+  /** The design's estimates (docs/lab-results.md, "Experiment designs"). */
+  experiment?: ExperimentResult;
+  /** The headless player process: CPU time (user + system), how long it ran, sessions started (absent for the browser). */
+  headlessPlayer?: { cpuS: number | null; wallS: number; sessions: number };
 }
 
 /** The experiment a session ran in: its name, or in older results its neighbour kind. */
@@ -78,13 +90,15 @@ export function experimentName(t: TrialRecord): string {
 }
 
 /** The summary of every metric per arm, overall and per experiment, from the sessions so far. */
-export function summaries(trials: TrialRecord[], arms: Arm[]): Pick<LabResult, 'summary' | 'summaryByNeighbour'> {
+export function summaries(trials: TrialRecord[], arms: Arm[]): Pick<LabResult, 'summary' | 'summaryByNeighbour' | 'summaryByWindow'> {
   const names = [...SUMMARY_METRICS, ...EXTRA_METRICS];
-  const collect = (records: TrialRecord[]) => {
+  type Values = Record<string, number | null | undefined>;
+  const collect = (records: TrialRecord[], metricsOf: (r: TrialRecord) => Values | null = (r) => r.metrics as unknown as Values, metricNames = names) => {
     const values: Record<string, Record<string, Array<number | null | undefined>>> = {};
     for (const arm of arms) {
       values[arm] = {};
-      for (const m of names) values[arm]![m] = records.filter((r) => r.arm === arm).map((r) => (r.metrics as unknown as Record<string, number | null | undefined>)[m]);
+      const of = records.filter((r) => r.arm === arm).map(metricsOf).filter((m): m is Values => m !== null);
+      for (const m of metricNames) values[arm]![m] = of.map((x) => x[m]);
     }
     return summarize(values);
   };
@@ -100,5 +114,15 @@ export function summaries(trials: TrialRecord[], arms: Arm[]): Pick<LabResult, '
     summary[arm] = {};
     for (const m of names) summary[arm]![m] = VIDEO_METRICS.has(m) ? video[arm]![m]! : all[arm]![m]!;
   }
-  return { summary, summaryByNeighbour };
+  if (!trials.some((t) => t.windows)) return { summary, summaryByNeighbour };
+  const summaryByWindow: NonNullable<LabResult['summaryByWindow']> = {};
+  for (const w of PHASE_WINDOWS) {
+    summaryByWindow[w] = {};
+    for (const name of experiments) {
+      const of = trials.filter((t) => experimentName(t) === name);
+      const metricNames = [...new Set(of.flatMap((t) => Object.keys(t.windows?.[w]?.metrics ?? {})))];
+      summaryByWindow[w]![name] = collect(of, (t) => (t.windows?.[w]?.metrics as unknown as Values | undefined) ?? null, metricNames);
+    }
+  }
+  return { summary, summaryByNeighbour, summaryByWindow };
 }

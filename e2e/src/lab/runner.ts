@@ -11,13 +11,18 @@ import { cpus, release } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import type { Arm } from '@sammy/player/abr';
+import { buildPlugin } from '@sammy/edge/build';
+import { edgeUnavailableReason } from '@sammy/edge/edge';
+import type { SimArm } from '@sammy/sim/arms';
 import { chromiumUnavailableReason, launchChromium } from '../browser.js';
+import { startHeadlessPool, type HeadlessPool } from '../headless/pool.js';
+import { runDesign } from './designs/run.js';
 import { deferCleanup } from './cleanup.js';
 import { cpuBound, cpuMetrics, startCpuMonitor } from './cpu-monitor.js';
 import { ensureLabMedia, type LabMedia } from './media.js';
 import { buildLabtools, gccUnavailableReason } from './native.js';
 import { NEIGHBOUR_KINDS, neighbourKind, startNeighbour, type MeasurementWindow, type NeighbourKind, type RunningNeighbour } from './neighbours.js';
-import { rootUnavailableReason, sweepStaleNamespaces } from './netns.js';
+import { netnsExec, rootUnavailableReason, sweepStaleNamespaces } from './netns.js';
 import { CACHE_DIR, REPO_DIR } from './paths.js';
 import { LabError, run, sleep } from './processes.js';
 import { startDelayLineQueueMonitor, startQueueMonitor } from './queue-monitor.js';
@@ -29,7 +34,8 @@ import { fixed } from './stats.js';
 import { createTopology, destroyTopology, measureIdleRtt, setBottleneckQueue, setServerTrains, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
 import { calibrateTraceLink, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from './trace-link.js';
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
-import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
+import { phaseWindows } from './windows.js';
+import { edgeArgs, NEIGHBOUR_VIDEO_PORT, originArgs, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
 /** The result's types live in result.ts (the report reads them too); re-exported for the tests. */
 export type { LabResult, TrialMetrics, TrialRecord } from './result.js';
@@ -80,10 +86,27 @@ interface RunContext {
   armStorage: Map<Arm, StorageState>;
   /** A trace link's delivery opportunities; null on a constant link. */
   schedule: OpportunitySchedule | null;
+  /** The headless player process (player.kind headless); null for the browser. */
+  pool: HeadlessPool | null;
+  /** Per-arm history mode, headless: the arms whose device history has been started (reset once). */
+  armHistory: Set<Arm>;
 }
 
 function playerConfig(s: Scenario): Record<string, unknown> {
   return { ...s.player.config, maxBufferS: s.player.maxBufferS };
+}
+
+let headlessSessions = 0;
+
+/** A headless session in the run's player process; per-arm history lives on the device `arm-<arm>`, as the designs' sessions use it. */
+async function startHeadless(ctx: RunContext, o: { baseUrl: string; arm: Arm; resetHistory: boolean; device?: string; onPlayRequest?: () => Promise<void> }): Promise<RunningSession> {
+  await o.onPlayRequest?.();
+  return ctx.pool!.startSession({
+    id: `lab-${++headlessSessions}`, baseUrl: o.baseUrl, arm: o.arm as SimArm, device: o.device ?? `arm-${o.arm}`, resetHistory: o.resetHistory,
+    config: playerConfig(ctx.s), startupTimeoutS: ctx.s.session.startupTimeoutS,
+    // It stands in for a browser session here, which loads the page with an empty cache.
+    loadPage: true,
+  });
 }
 
 /** The bottleneck queue and the server namespace's trains of experiment `e`, before its session's server starts. */
@@ -96,7 +119,8 @@ async function applyExperiment(ctx: RunContext, e: Experiment): Promise<void> {
 async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Arm, order: number, playS: number, tag: string): Promise<TrialRecord> {
   const { s, topo } = ctx;
   const perArm = s.player.history === 'per-arm';
-  const historyReset = !perArm || !ctx.armStorage.has(arm);
+  const headless = ctx.pool !== null;
+  const historyReset = !perArm || !(headless ? ctx.armHistory.has(arm) : ctx.armStorage.has(arm));
   const logDir = join(ctx.outDir, 'logs');
   mkdirSync(logDir, { recursive: true });
   const record: TrialRecord = {
@@ -104,7 +128,7 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
     window: null, metrics: videoMetrics(null, [], [], linkRateMbps(s.link)), session: null, neighbourSession: null,
     telemetry: [], neighbourRaw: null, queue: [], cpu: [], error: null,
   };
-  const serverOpts = { mediaDir: ctx.media.dir, burstPackets: n.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
+  const serverOpts = { kind: s.server.kind, mediaDir: ctx.media.dir, burstPackets: n.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
   let server: VideoServer | null = null;
   let neighbourServer: VideoServer | null = null;
   let browser: Browser | null = null;
@@ -124,14 +148,19 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
     server = await startVideoServer(topo, { ...serverOpts, logFile: join(logDir, `${tag}.server.log`) });
     const second = neighbourKind(n.kind).playerSession?.(n) ?? null;
     if (second) neighbourServer = await startVideoServer(topo, { ...serverOpts, port: NEIGHBOUR_VIDEO_PORT, logFile: join(logDir, `${tag}.neighbour-server.log`) });
-    browser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
-    // A neighbour video gets its own Chromium process, started now so that it is ready at its window: its page's
-    // decoding and JavaScript then run apart from the measured page's (the CPU load is recorded per session).
-    if (second) neighbourBrowser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
-    session = await startSession(browser, {
-      baseUrl: server.url, arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS,
-      resetHistory: historyReset, storageState: perArm ? ctx.armStorage.get(arm) : undefined, onPlayRequest,
-    });
+    if (headless) {
+      session = await startHeadless(ctx, { baseUrl: server.url, arm, resetHistory: historyReset, onPlayRequest });
+      ctx.armHistory.add(arm);
+    } else {
+      browser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
+      // A neighbour video gets its own Chromium process, started now so that it is ready at its window: its page's
+      // decoding and JavaScript then run apart from the measured page's (the CPU load is recorded per session).
+      if (second) neighbourBrowser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
+      session = await startSession(browser, {
+        baseUrl: server.url, arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS,
+        resetHistory: historyReset, storageState: perArm ? ctx.armStorage.get(arm) : undefined, onPlayRequest,
+      });
+    }
     originMs = record.originMs = session.originMs;
     if (traceStartMs !== null) record.traceStartS = (traceStartMs - originMs) / 1000;
     const playbackStartMs = await session.playbackStart;
@@ -145,7 +174,9 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
       window = { startMs: playbackStartMs + startS * 1000, endMs: playbackStartMs + endS * 1000, startS, endS };
       record.window = { startS, endS };
       await sleep(window.startMs - Date.now());
-      if (second) {
+      if (second && headless) {
+        neighbourSession = await startHeadless(ctx, { baseUrl: neighbourServer!.url, arm: second.arm, resetHistory: true, device: `neighbour-${second.arm}` });
+      } else if (second) {
         neighbourSession = await startSession(neighbourBrowser!, { baseUrl: neighbourServer!.url, arm: second.arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS, resetHistory: true });
       } else {
         running = await startNeighbour(n, topo, ctx.labtools, (window.endMs - Date.now()) / 1000);
@@ -178,6 +209,11 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
   Object.assign(metrics, neighbourKind(n.kind).measure({ raw: record.neighbourRaw, windowMs, session: record.neighbourSession }));
   Object.assign(metrics, outageMetrics(ctx.schedule, record, playS), cpuMetrics(record.cpu ?? []));
   record.metrics = metrics;
+  const fraction = s.session.steadyFromBufferFraction;
+  if (fraction !== null) {
+    const topBitrateKbps = Math.max(...ctx.media.sidecar.representations.map((r) => r.bitrateKbps));
+    record.windows = phaseWindows(record, { maxBufferS: s.player.maxBufferS, fraction, playS, topBitrateKbps, rateMbps: linkRateMbps(s.link) });
+  }
   // The browser storage is carried in memory only; result.json keeps the measurements.
   for (const r of [record.session, record.neighbourSession]) if (r) delete r.storageState;
   return record;
@@ -191,6 +227,10 @@ function describe(r: TrialRecord): string {
     `rebuf ${m.rebufferCount ?? '-'}`, `bitrate ${fixed(m.avgBitrateKbps, 0)} kbps`,
   ];
   if (m.mediaErrors) parts.push(`${m.mediaErrors} media error(s)`);
+  if (r.windows !== undefined) {
+    const steady = r.windows?.steady;
+    parts.push(steady ? `steady from ${fixed(steady.fromS, 1)} s: chunk ${fixed(steady.metrics.chunkThroughputMultiple, 2)}x top${steady.metrics.udpOwdMs === undefined ? '' : `, udp owd ${fixed(steady.metrics.udpOwdMs, 2)} ms`}` : 'the buffer never reached the steady-state level');
+  }
   parts.push(`cpu ${fixed(m.cpuBusyPct, 0)}% (${fixed(m.cpuBusyUnnicedPct, 0)}% un-niced)${cpuBound(m) ? ' CPU-BOUND' : ''}`);
   if (m.resumedAfterOutage !== undefined) parts.push(m.resumedAfterOutage ? `played on ${fixed(m.outageResumeS)} s after the outage` : 'NOT playing after the outage');
   for (const kind of Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[]) {
@@ -220,17 +260,27 @@ function writeSchedule(schedule: OpportunitySchedule, name: string): string {
   return path;
 }
 
+/** The video server's command lines as result.json records them (DIR: the run's folder; PORT: the origin's, chosen at start). */
+function videoServerConfig(s: Scenario, media: LabMedia | null): { args: string[]; originArgs?: string[] } {
+  if (media === null) return { args: [] };
+  const o = { kind: s.server.kind, mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
+  return s.server.kind === 'node' ? { args: serverArgs(o) } : { args: edgeArgs(o, 'http://127.0.0.1:PORT'), originArgs: originArgs(o) };
+}
+
 export async function runLab(o: RunOptions): Promise<LabResult> {
   const { scenario: s, outDir, log } = o;
-  const reason = labUnavailableReason();
+  const reason = labUnavailableReason() ?? (s.server.kind === 'ats-edge' ? edgeUnavailableReason() : null);
   if (reason) throw new LabError('LAB_UNAVAILABLE', reason);
   mkdirSync(outDir, { recursive: true });
   const swept = await sweepStaleNamespaces();
   if (swept.length > 0) log(`removed stale lab namespaces of dead runs: ${swept.join(', ')}`);
   const labtools = await buildLabtools();
+  // Built once here, not inside the first session (each edge then finds it built).
+  if (s.server.kind === 'ats-edge' && !o.calibrateOnly) await buildPlugin();
   // A calibration plays no video: it needs neither the media nor the page.
   const media = o.calibrateOnly ? null : await ensureLabMedia(s.media.ladder, s.media.durationS, log);
-  if (!o.calibrateOnly) await ensurePlayerBuilt(log);
+  // The headless player needs no page (the server still serves the built one if it is there).
+  if (!o.calibrateOnly && s.player.kind === 'browser') await ensurePlayerBuilt(log);
   const schedule = s.link.trace ? opportunitySchedule(readTrace(s.link.trace.path)) : null;
   const link = {
     rateMbps: s.link.rateMbps, trace: schedule ? { scheduleFile: writeSchedule(schedule, s.link.trace!.file) } : null, rttMs: s.link.rttMs,
@@ -257,7 +307,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
         bottleneck: s.link.trace ? 'labtools delay: a droptail queue of queueBytes served at the trace\'s delivery opportunities (1500 B each), downlink only; no tbf' : 'tbf',
         delayLine: s.link.rttMs > 0 || s.link.trace ? 'labtools delay (TUN per direction, no netem on this kernel)' : 'none',
       },
-      server: { args: media === null ? [] : serverArgs({ mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT }), congestionControl: s.server.congestionControl },
+      server: { kind: s.server.kind, ...videoServerConfig(s, media), congestionControl: s.server.congestionControl },
       player: { requested: playerConfig(s), byArm: {} as Record<string, unknown> },
       media: { dir: media?.dir ?? null, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media?.sidecar.representations.map((r) => r.bitrateKbps) ?? [] },
       host: { kernel: release(), cpus: cpus().length, node: process.version },
@@ -268,8 +318,10 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
     Object.assign(result, summaries(result.trials, s.arms));
     writeFileSync(join(outDir, 'result.json'), JSON.stringify(result));
   };
-  const ctx: RunContext | null = media && { s, topo, labtools, media, outDir, log, armStorage: new Map(), schedule };
-  const total = s.trials * s.neighbours.reduce((a, n) => a + experimentArms(s, n).length, 0);
+  const pool = media && s.player.kind === 'headless' ? await startHeadlessPool((cmd, args) => netnsExec(topo.ns.client, cmd, args)) : null;
+  const undeferPool = deferCleanup(async () => void (await pool?.close()));
+  const ctx: RunContext | null = media && { s, topo, labtools, media, outDir, log, armStorage: new Map(), schedule, pool, armHistory: new Set() };
+  const total = s.experiment ? 0 : s.trials * s.neighbours.reduce((a, n) => a + experimentArms(s, n).length, 0);
   try {
     if (schedule) {
       const seconds = s.link.calibrationS!;
@@ -299,8 +351,21 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
         }
       }
     }
+    if (s.experiment) {
+      await runDesign(
+        {
+          s, d: s.experiment, topo, labtools, media: ctx.media, pool: ctx.pool!, outDir, log,
+          onRun: (runs, experiment) => {
+            result.designRuns = runs;
+            result.experiment = experiment;
+            save();
+          },
+        },
+        Math.max(...ctx.media.sidecar.representations.map((r) => r.bitrateKbps)),
+      );
+    }
     let done = 0;
-    for (let trial = 1; trial <= s.trials; trial++) {
+    for (let trial = 1; trial <= (s.experiment ? 0 : s.trials); trial++) {
       for (const n of s.neighbours) {
         const arms = armOrder(experimentArms(s, n), trial);
         for (const [order, arm] of arms.entries()) {
@@ -319,6 +384,13 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
     }
     result.complete = true;
   } finally {
+    if (pool) {
+      result.headlessPlayer = pool.usage();
+      const u = result.headlessPlayer;
+      log(`headless player process: ${u.sessions} sessions, ${u.cpuS === null ? '?' : u.cpuS.toFixed(1)} s of CPU in ${u.wallS.toFixed(0)} s (${u.cpuS === null ? '?' : ((100 * u.cpuS) / u.wallS).toFixed(1)}% of one core)`);
+    }
+    await pool?.close().catch(() => {});
+    undeferPool();
     await destroy();
     undefer();
     result.delayLine = delayLine;

@@ -4,7 +4,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { armsFor, type Arm } from '@sammy/player/abr';
+import { ARM_REGISTRY, armsFor, isSammyConfigKey, type Arm } from '@sammy/player/abr';
+import type { SimArm } from '@sammy/sim/arms';
+import { FLOW_KINDS } from './designs/fairness.js';
+import { parseExperiment, type ExperimentDesign } from './designs/index.js';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
 import { NEIGHBOUR_KINDS, neighbourKind, type Neighbour, type NeighbourKind } from './neighbours.js';
 import { SCENARIO_DIR } from './paths.js';
@@ -28,6 +31,15 @@ export type Experiment = Neighbour & {
 
 /** The droptail queue at the bottleneck, in bandwidth-delay products (at the trace's mean rate on a trace link) or bytes. */
 export type Queue = { bdp: number } | { bytes: number };
+
+/**
+ * What serves the video in the server namespace: `node`, the Node server, pacing each
+ * response; `ats-edge`, a Traffic Server edge with the sammy_edge plugin (edge/),
+ * pacing each response, in front of a Node origin with --pacing off on the
+ * namespace's loopback. The player talks to the edge.
+ */
+export const SERVER_KINDS = ['node', 'ats-edge'] as const;
+export type ServerKind = (typeof SERVER_KINDS)[number];
 
 export interface ServerSettings {
   /** The server's `--burst-packets`. */
@@ -71,8 +83,20 @@ export interface Scenario {
     startupTimeoutS: number;
     /** Seconds of quiet between sessions, so the queue and the delay line drain. */
     gapS: number;
+    /**
+     * Steady-state scenarios: every session is also measured in two windows, the
+     * startup fill (until its buffer first holds this fraction of the buffer target)
+     * and the steady state (from then on); null: the whole session only.
+     */
+    steadyFromBufferFraction: number | null;
   };
   player: {
+    /**
+     * `browser`: the player page in headless Chromium (one process per session).
+     * `headless`: the Node headless player (`src/headless/`): the simulator's model of
+     * each arm over real HTTP, many sessions in one process.
+     */
+    kind: PlayerKind;
     /** The buffer target of every arm: it decides when the video's bytes cross the link, so what neighbours see. */
     maxBufferS: number;
     /** Further player-config overrides, passed in the page's `&config=`. */
@@ -89,6 +113,7 @@ export interface Scenario {
   };
   /** `burstPackets` and `trainPackets` are every experiment's defaults. */
   server: ServerSettings & {
+    kind: ServerKind;
     /** Congestion control of the server namespace: `reno` or `bbr` (a namespace may only default to these here). */
     congestionControl: string;
     extraArgs: string[];
@@ -97,7 +122,12 @@ export interface Scenario {
   neighbours: Experiment[];
   arms: Arm[];
   trials: number;
+  /** An experiment design over many sessions at once (`src/lab/designs/`); null runs the neighbour experiments. */
+  experiment: ExperimentDesign | null;
 }
+
+export type PlayerKind = 'browser' | 'headless';
+export const PLAYER_KINDS: readonly PlayerKind[] = ['browser', 'headless'];
 
 const KINDS = Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[];
 const NAMESPACE_CCS = ['reno', 'bbr'];
@@ -144,6 +174,14 @@ const LAB_ARMS: readonly Arm[] = armsFor('dashjs', 'headless');
 function arm(path: string, v: unknown): Arm {
   if (!LAB_ARMS.includes(v as Arm)) bad(path, v, LAB_ARMS.join(', '));
   return v as Arm;
+}
+
+/** The arms the headless player runs: those the simulator models (`ARM_REGISTRY[arm].sim`). */
+export const HEADLESS_ARMS: readonly Arm[] = LAB_ARMS.filter((a) => ARM_REGISTRY[a].sim !== null);
+
+function headlessArm(path: string, v: unknown): SimArm {
+  if (!HEADLESS_ARMS.includes(v as Arm)) bad(path, v, `an arm the headless player runs (${HEADLESS_ARMS.join(', ')}): it drives the simulator's model of each arm`);
+  return v as SimArm;
 }
 
 function window(o: Obj, path: string, playS: number): { startS: number; endS: number | null } {
@@ -208,6 +246,17 @@ function neighbour(value: unknown, path: string, playS: number): Neighbour {
   return { kind, ...fields, ...(spec.windowed ? window(o, path, playS) : {}) } as Neighbour;
 }
 
+/** The edge has no burst knob (its trains are the kernel's; trainPackets sets them in the namespace): a burstPackets is a mistake. */
+function refuseBurstPackets(server: Obj, neighbours: unknown): void {
+  const accepted = "no value with server.kind ats-edge (the edge's trains are the kernel's: use trainPackets)";
+  if (server.burstPackets !== undefined) bad('server.burstPackets', server.burstPackets, accepted);
+  if (!Array.isArray(neighbours)) return;
+  neighbours.forEach((n, i) => {
+    const value = ((n as Obj | null)?.server as Obj | undefined)?.burstPackets;
+    if (value !== undefined) bad(`neighbours[${i}].server.burstPackets`, value, accepted);
+  });
+}
+
 /** `link.trace`: the file, relative to the scenario's folder, read with the simulator's parser. */
 function linkTrace(link: Obj, scenarioDir: string): LinkTrace {
   const file = str(link, 'link', 'trace');
@@ -221,7 +270,7 @@ function linkTrace(link: Obj, scenarioDir: string): LinkTrace {
 
 /** Validates a parsed scenario and fills defaults; `scenarioDir` is where a trace's relative path starts. */
 export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR): Scenario {
-  const o = obj('scenario', json, ['name', 'description', 'thesisComparison', 'link', 'media', 'session', 'player', 'server', 'neighbours', 'arms', 'trials']);
+  const o = obj('scenario', json, ['name', 'description', 'thesisComparison', 'link', 'media', 'session', 'player', 'server', 'neighbours', 'arms', 'trials', 'experiment']);
   const link = obj('link', o.link, ['rateMbps', 'trace', 'calibrationS', 'rttMs', 'queue', 'shapeUpstream', 'burstBytes']);
   if ((link.rateMbps === undefined) === (link.trace === undefined)) {
     bad('link', link, 'exactly one of rateMbps (a constant rate, tbf) and trace (a mahimahi or JSON steps file)');
@@ -231,11 +280,16 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   if (trace !== null && link.shapeUpstream === true) bad('link.shapeUpstream', true, 'false on a trace link (the trace shapes server -> client only)');
   const queue = queueOf(link.queue ?? { bdp: 4 }, 'link.queue');
   const media = obj('media', o.media ?? {}, ['ladder', 'durationS']);
-  const session = obj('session', o.session ?? {}, ['playS', 'startupTimeoutS', 'gapS']);
-  const player = obj('player', o.player ?? {}, ['maxBufferS', 'config', 'history', 'warmupSessions', 'warmupPlayS']);
+  const session = obj('session', o.session ?? {}, ['playS', 'startupTimeoutS', 'gapS', 'steadyFromBufferFraction']);
+  const player = obj('player', o.player ?? {}, ['kind', 'maxBufferS', 'config', 'history', 'warmupSessions', 'warmupPlayS']);
+  const playerKind = (player.kind ?? 'browser') as PlayerKind;
+  if (!PLAYER_KINDS.includes(playerKind)) bad('player.kind', player.kind, `${PLAYER_KINDS.join(', ')} (browser: the page in Chromium; headless: the Node player, many sessions at once)`);
   const history = player.history ?? 'per-arm';
   if (history !== 'per-arm' && history !== 'per-session') bad('player.history', history, 'per-arm, per-session');
-  const server = obj('server', o.server ?? {}, ['burstPackets', 'trainPackets', 'congestionControl', 'extraArgs']);
+  const server = obj('server', o.server ?? {}, ['kind', 'burstPackets', 'trainPackets', 'congestionControl', 'extraArgs']);
+  const kind = server.kind ?? 'node';
+  if (!SERVER_KINDS.includes(kind as ServerKind)) bad('server.kind', kind, SERVER_KINDS.join(', '));
+  if (kind === 'ats-edge') refuseBurstPackets(server, o.neighbours);
   const serverDefaults = serverSettings(server, 'server', { burstPackets: DEFAULT_SERVER_OPTIONS.burstPackets, trainPackets: null });
   const playS = num(session, 'session', 'playS', 1, 3600, 30);
   const maxBufferS = num(player, 'player', 'maxBufferS', 1, 3600, 240);
@@ -247,13 +301,21 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   if (!Array.isArray(extraArgs) || extraArgs.some((a) => typeof a !== 'string')) bad('server.extraArgs', extraArgs, 'an array of strings');
   const config = player.config ?? {};
   obj('player.config', config, Object.keys(config as Obj));
+  if (playerKind === 'headless') {
+    for (const key of Object.keys(config as Obj)) if (!isSammyConfigKey(key)) bad(`player.config.${key}`, (config as Obj)[key], "a Sammy core parameter: the headless player runs the simulator's arm models, which read only those");
+  }
+  const design = o.experiment === undefined ? null : parseExperiment(o.experiment, 'experiment', { num, int, arm: headlessArm, bad }, { playS });
+  if (design && trace !== null) bad('experiment', o.experiment, 'no experiment design on a trace link (link.trace): its trace restarts at each play request, for one session at a time; use link.rateMbps');
+  if (design && playerKind !== 'headless') bad('player.kind', playerKind, 'headless with an experiment design (its sessions share the link at once; only the headless player runs many at a time)');
+  if (design && o.neighbours === undefined) o.neighbours = [{ kind: 'none' }];
   if (!Array.isArray(o.neighbours) || o.neighbours.length === 0) bad('neighbours', o.neighbours, 'a non-empty array');
   const defaults = { playS, server: serverDefaults, queue, traceLink: trace !== null };
   const neighbours = o.neighbours.map((n, i) => experiment(n, `neighbours[${i}]`, defaults));
   const names = neighbours.map((n) => n.name);
   if (new Set(names).size !== names.length) bad('neighbours', names, 'each experiment name at most once (the name is the kind unless given)');
+  if (design && o.arms === undefined) o.arms = [...new Set(design.design === 'fairness' ? design.flows.flatMap((f) => { const k = FLOW_KINDS[f]!; return 'video' in k ? [k.video] : []; }) : [design.control, design.treatment])];
   if (!Array.isArray(o.arms) || o.arms.length === 0) bad('arms', o.arms, `a non-empty array of ${LAB_ARMS.join(', ')}`);
-  const arms = o.arms.map((a, i) => arm(`arms[${i}]`, a));
+  const arms = o.arms.map((a, i) => (playerKind === 'headless' ? headlessArm : arm)(`arms[${i}]`, a) as Arm);
   if (new Set(arms).size !== arms.length) bad('arms', arms, 'each arm at most once');
   neighbours.forEach((n, i) => n.arms?.forEach((a, j) => arms.includes(a) || bad(`neighbours[${i}].arms[${j}]`, a, `one of the scenario's arms (${arms.join(', ')})`)));
   return {
@@ -274,18 +336,21 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
       playS,
       startupTimeoutS: num(session, 'session', 'startupTimeoutS', 1, 600, 30),
       gapS: num(session, 'session', 'gapS', 0, 600, 2),
+      steadyFromBufferFraction: session.steadyFromBufferFraction === undefined || session.steadyFromBufferFraction === null ? null : num(session, 'session', 'steadyFromBufferFraction', 0.1, 1),
     },
     player: {
+      kind: playerKind,
       maxBufferS,
       config: config as Obj,
       history,
       warmupSessions: history === 'per-arm' ? int(player, 'player', 'warmupSessions', 0, 10, 1) : 0,
       warmupPlayS: num(player, 'player', 'warmupPlayS', 1, 600, 5),
     },
-    server: { ...serverDefaults, congestionControl: cc, extraArgs: extraArgs as string[] },
+    server: { ...serverDefaults, kind: kind as ServerKind, congestionControl: cc, extraArgs: extraArgs as string[] },
     neighbours,
     arms,
     trials: int(o, 'scenario', 'trials', 1, 1000, 1),
+    experiment: design,
   };
 }
 
@@ -329,9 +394,19 @@ export function loadScenario(nameOrPath: string): Scenario {
 }
 
 /** The run's overrides from the command line (arms, trials, neighbour kinds). */
-export function withOverrides(s: Scenario, o: { arms?: string[]; trials?: number; neighbours?: string[] }): Scenario {
+export function withOverrides(s: Scenario, o: { arms?: string[]; trials?: number; neighbours?: string[]; player?: string }): Scenario {
   const next = { ...s };
-  if (o.arms) next.arms = o.arms.map((a, i) => arm(`--arms[${i}]`, a));
+  if (o.player !== undefined) {
+    if (!PLAYER_KINDS.includes(o.player as PlayerKind)) bad('--player', o.player, PLAYER_KINDS.join(', '));
+    if (s.experiment && o.player !== 'headless') bad('--player', o.player, 'headless for a scenario with an experiment design');
+    next.player = { ...s.player, kind: o.player as PlayerKind };
+    if (o.player === 'headless') {
+      s.arms.forEach((a, i) => headlessArm(`arms[${i}]`, a));
+      s.neighbours.forEach((n, i) => n.kind === 'video' && headlessArm(`neighbours[${i}].arm`, n.arm));
+      for (const key of Object.keys(s.player.config)) if (!isSammyConfigKey(key)) bad(`player.config.${key}`, s.player.config[key], 'a Sammy core parameter, with --player headless');
+    }
+  }
+  if (o.arms) next.arms = o.arms.map((a, i) => (next.player.kind === 'headless' ? headlessArm : arm)(`--arms[${i}]`, a) as Arm);
   if (o.trials !== undefined) {
     if (!Number.isInteger(o.trials) || o.trials < 1) bad('--trials', o.trials, 'a positive integer');
     next.trials = o.trials;

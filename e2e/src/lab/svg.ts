@@ -112,3 +112,106 @@ export function barChart(o: { title: string; yLabel: string; bars: Bar[] }): str
   parts.push('</svg>');
   return parts.join('\n');
 }
+
+export interface IntervalPoint {
+  x: number;
+  y: number | null;
+  ci95: [number, number] | null;
+}
+
+export interface IntervalSeries {
+  name: string;
+  points: IntervalPoint[];
+  color?: string;
+}
+
+/** A horizontal reference with its interval, drawn as a dashed line over a shaded band (the TTE in a bias plot). */
+export interface Band {
+  name: string;
+  y: number | null;
+  ci95: [number, number] | null;
+  color?: string;
+}
+
+/**
+ * Estimates with 95% whiskers against x (a treatment share, a round), beside reference
+ * bands, on an axis that holds negative values: the IMC 2021 paper's bias plot (the A/B
+ * estimate at each share against the total treatment effect). `xTicks` names
+ * categorical positions.
+ */
+export function intervalPlot(o: { title: string; xLabel: string; yLabel: string; series: IntervalSeries[]; bands?: Band[]; xRange?: [number, number]; xTicks?: Array<[number, string]> }): string {
+  const bands = o.bands ?? [];
+  const ys = [
+    0,
+    ...o.series.flatMap((s) => s.points.flatMap((p) => [p.y, ...(p.ci95 ?? [])])),
+    ...bands.flatMap((b) => [b.y, ...(b.ci95 ?? [])]),
+  ].filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+  const span = Math.max(1e-9, Math.max(...ys) - Math.min(...ys));
+  const yMin = Math.min(...ys) - span * 0.05;
+  const yMax = Math.max(...ys) + span * 0.05;
+  const xs = o.series.flatMap((s) => s.points.map((p) => p.x));
+  const [xLo, xHi] = o.xRange ?? [Math.min(0, ...xs), Math.max(1, ...xs)];
+  const pad = (xHi - xLo) * 0.05 || 0.5;
+  const x = (v: number) => M.left + ((v - (xLo - pad)) / (xHi - xLo + 2 * pad)) * (W - M.left - M.right);
+  const y = (v: number) => H - M.bottom - ((v - yMin) / (yMax - yMin)) * (H - M.top - M.bottom);
+  const parts = [frame(o.title, o.xLabel, o.yLabel, o.xTicks ? [] : ticks(xLo, xHi), ticks(yMin, yMax), x, y, !o.xTicks)];
+  for (const [v, label] of o.xTicks ?? []) parts.push(`<text x="${x(v).toFixed(1)}" y="${H - M.bottom + 16}" text-anchor="middle">${esc(label)}</text>`);
+  parts.push(`<line x1="${M.left}" y1="${y(0).toFixed(1)}" x2="${W - M.right}" y2="${y(0).toFixed(1)}" stroke="#888"/>`);
+  const named: Array<{ name: string; color: string }> = [];
+  bands.forEach((b, i) => {
+    const color = b.color ?? FALLBACK_COLORS[(i + 2) % FALLBACK_COLORS.length]!;
+    named.push({ name: b.name, color });
+    if (b.y === null) return;
+    if (b.ci95) parts.push(`<rect x="${M.left}" y="${y(b.ci95[1]).toFixed(1)}" width="${W - M.left - M.right}" height="${Math.max(0.5, y(b.ci95[0]) - y(b.ci95[1])).toFixed(1)}" fill="${color}" fill-opacity="0.15"/>`);
+    parts.push(`<line x1="${M.left}" y1="${y(b.y).toFixed(1)}" x2="${W - M.right}" y2="${y(b.y).toFixed(1)}" stroke="${color}" stroke-width="1.5" stroke-dasharray="6 4"/>`);
+  });
+  o.series.forEach((s, i) => {
+    const color = s.color ?? colorFor(s.name, i);
+    named.push({ name: s.name, color });
+    for (const p of s.points) {
+      if (p.y === null) continue;
+      const cx = x(p.x).toFixed(1);
+      if (p.ci95) {
+        parts.push(`<line x1="${cx}" y1="${y(p.ci95[0]).toFixed(1)}" x2="${cx}" y2="${y(p.ci95[1]).toFixed(1)}" stroke="${color}"/>`);
+        for (const v of p.ci95) parts.push(`<line x1="${(x(p.x) - 5).toFixed(1)}" y1="${y(v).toFixed(1)}" x2="${(x(p.x) + 5).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="${color}"/>`);
+      }
+      parts.push(`<circle cx="${cx}" cy="${y(p.y).toFixed(1)}" r="4" fill="${color}"/>`);
+    }
+  });
+  parts.push(legend(named), '</svg>');
+  return parts.join('\n');
+}
+
+/** A diverging colour for a share of the fair share: 1 (fair) white, below it red (starved), above it blue (takes more). */
+export function shareColor(v: number | null): string {
+  if (v === null || !Number.isFinite(v)) return '#eeeeee';
+  const t = Math.max(-1, Math.min(1, Math.log2(v)));
+  const mix = (a: number) => Math.round(255 - (255 - a) * Math.abs(t));
+  return t < 0 ? `rgb(255,${mix(60)},${mix(60)})` : `rgb(${mix(40)},${mix(110)},255)`;
+}
+
+/** A matrix of values (rows against columns), each cell coloured by `color` and labelled. */
+export function heatmap(o: { title: string; rowLabel: string; colLabel: string; rows: string[]; cols: string[]; values: Array<Array<number | null>>; color: (v: number | null) => string; format: (v: number | null) => string }): string {
+  const left = 110;
+  const top = 60;
+  const cell = Math.min(90, Math.floor((W - left - 20) / Math.max(1, o.cols.length)));
+  const height = top + cell * o.rows.length + 30;
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" font-family="sans-serif" font-size="11">`,
+    `<rect width="${W}" height="${height}" fill="white"/>`,
+    `<text x="${W / 2}" y="18" text-anchor="middle" font-size="13">${esc(o.title)}</text>`,
+    `<text x="${left + (cell * o.cols.length) / 2}" y="36" text-anchor="middle">${esc(o.colLabel)}</text>`,
+    `<text transform="translate(14 ${top + (cell * o.rows.length) / 2}) rotate(-90)" text-anchor="middle">${esc(o.rowLabel)}</text>`,
+  ];
+  o.cols.forEach((c, j) => parts.push(`<text x="${left + cell * (j + 0.5)}" y="${top - 6}" text-anchor="middle">${esc(c)}</text>`));
+  o.rows.forEach((r, i) => {
+    parts.push(`<text x="${left - 6}" y="${top + cell * (i + 0.5) + 4}" text-anchor="end">${esc(r)}</text>`);
+    o.cols.forEach((_, j) => {
+      const v = o.values[i]?.[j] ?? null;
+      parts.push(`<rect x="${left + cell * j}" y="${top + cell * i}" width="${cell}" height="${cell}" fill="${o.color(v)}" stroke="white"/>`);
+      parts.push(`<text x="${left + cell * (j + 0.5)}" y="${top + cell * (i + 0.5) + 4}" text-anchor="middle">${esc(o.format(v))}</text>`);
+    });
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}

@@ -149,11 +149,11 @@ export async function createTopology(link: LinkConfig, labtools: string): Promis
   }
 }
 
-/** A constant link's droptail queue, changed between sessions (an experiment's own queue). */
-export async function setBottleneckQueue(topo: Topology, queueBytes: number): Promise<void> {
+/** A constant link's droptail queue, changed between sessions (an experiment's own queue); and its rate (a fairness setting's). */
+export async function setBottleneckQueue(topo: Topology, queueBytes: number, rateMbps: number | null = topo.link.rateMbps): Promise<void> {
   if (topo.link.trace) throw new Error("a trace link's queue is the delay line's, set when it starts");
-  if (queueBytes === topo.link.queueBytes) return;
-  topo.link = { ...topo.link, queueBytes };
+  if (queueBytes === topo.link.queueBytes && rateMbps === topo.link.rateMbps) return;
+  topo.link = { ...topo.link, queueBytes, rateMbps };
   await run('tc', ['-n', topo.ns.router, ...tbfArgs(DEV.routerToClient, topo.link)]);
   if (topo.link.shapeUpstream) await run('tc', ['-n', topo.ns.router, ...tbfArgs(DEV.routerToServer, topo.link)]);
 }

@@ -167,3 +167,17 @@ describe('svg', () => {
     expect(svg).toContain('>sammy<');
   });
 });
+
+describe('comparePlayers', () => {
+  test('per arm and metric: the headless mean against the browser mean, within 10% or not', async () => {
+    const { comparePlayers } = await import('../../src/lab/compare.js');
+    const summary = (chunk: number, play: number) => ({ none: { sammy: { chunkThroughputKbps: { mean: chunk, ci95: null, n: 2, changeVsControlPct: null }, avgBitrateKbps: { mean: 1050, ci95: null, n: 2, changeVsControlPct: null }, playDelayS: { mean: play, ci95: null, n: 2, changeVsControlPct: null } } } });
+    const result = (chunk: number, play: number) => ({ config: { scenario: { arms: ['sammy'] } }, summary: {}, summaryByNeighbour: summary(chunk, play) }) as never;
+    const rows = comparePlayers(result(6000, 0.4), result(6300, 0.3));
+    expect(rows.map((r) => [r.arm, r.metric, r.differencePct, r.within])).toEqual([
+      ['sammy', 'chunkThroughputKbps', 5, true],
+      ['sammy', 'avgBitrateKbps', 0, true],
+      ['sammy', 'playDelayS', expect.closeTo(-25, 10), false],
+    ]);
+  });
+});

@@ -14,14 +14,36 @@ const minimal = {
 describe('parseScenario', () => {
   test('fills defaults', () => {
     const s = parseScenario(minimal);
-    expect(s.session).toEqual({ playS: 30, startupTimeoutS: 30, gapS: 2 });
-    expect(s.player).toEqual({ maxBufferS: 240, config: {}, history: 'per-arm', warmupSessions: 1, warmupPlayS: 5 });
+    expect(s.session).toEqual({ playS: 30, startupTimeoutS: 30, gapS: 2, steadyFromBufferFraction: null });
+    expect(() => parseScenario({ ...minimal, session: { steadyFromBufferFraction: 0 } })).toThrow(/session.steadyFromBufferFraction = 0 .*from 0.1 to 1/);
+    expect(s.player).toEqual({ kind: 'browser', maxBufferS: 240, config: {}, history: 'per-arm', warmupSessions: 1, warmupPlayS: 5 });
+    expect(s.experiment).toBeNull();
     expect(parseScenario({ ...minimal, player: { history: 'per-session' } }).player.warmupSessions).toBe(0);
     expect(() => parseScenario({ ...minimal, player: { history: 'never' } })).toThrow(/player.history = "never"/);
-    expect(s.server).toEqual({ burstPackets: 4, trainPackets: null, congestionControl: 'reno', extraArgs: [] });
+    expect(s.server).toEqual({ kind: 'node', burstPackets: 4, trainPackets: null, congestionControl: 'reno', extraArgs: [] });
     expect(s.thesisComparison).toBe(false);
     expect(s.trials).toBe(1);
     expect(s.media.ladder).toBe('lab');
+  });
+
+  test('server.kind: the Node server by default, or a Traffic Server edge, which has no burst knob', () => {
+    expect(parseScenario({ ...minimal, server: { kind: 'ats-edge', trainPackets: 4 } }).server).toMatchObject({ kind: 'ats-edge', trainPackets: 4 });
+    expect(() => parseScenario({ ...minimal, server: { kind: 'nginx' } })).toThrow('scenario field server.kind = "nginx" is invalid: expected node, ats-edge');
+    expect(() => parseScenario({ ...minimal, server: { kind: 'ats-edge', burstPackets: 4 } })).toThrow(/server.burstPackets = 4 is invalid: expected no value with server.kind ats-edge/);
+    expect(() => parseScenario({ ...minimal, server: { kind: 'ats-edge' }, neighbours: [{ kind: 'none', server: { burstPackets: 40 } }] })).toThrow(
+      /neighbours\[0\].server.burstPackets = 40 is invalid/,
+    );
+  });
+
+  test('thesis-2.6-edge is thesis-2.6 through the edge, and nothing else', () => {
+    const edge = loadScenario('thesis-2.6-edge');
+    const node = loadScenario('thesis-2.6');
+    expect(edge.server.kind).toBe('ats-edge');
+    const { name: _e, description: _d, server: edgeServer, trials: edgeTrials, ...edgeRest } = edge;
+    const { name: _n, description: _m, server: nodeServer, trials: _t, ...nodeRest } = node;
+    expect(edgeRest).toEqual(nodeRest);
+    expect(edgeTrials).toBe(5);
+    expect({ ...edgeServer, kind: 'node' }).toEqual(nodeServer);
   });
 
   test('fills neighbour defaults (thesis section 2.6)', () => {
@@ -123,5 +145,47 @@ describe('withOverrides', () => {
   test('refuses what the scenario does not have', () => {
     expect(() => withOverrides(loadScenario('ci-short'), { neighbours: ['tcp'] })).toThrow(/--neighbours = "tcp" .*none, udp/);
     expect(() => withOverrides(loadScenario('ci-short'), { trials: 0 })).toThrow(/--trials/);
+  });
+});
+
+describe('player.kind and experiment designs', () => {
+  const headless = { ...minimal, player: { kind: 'headless' } };
+
+  test('headless runs only the arms the simulator models, and only Sammy core parameters', () => {
+    expect(parseScenario(headless).player.kind).toBe('headless');
+    expect(() => parseScenario({ ...minimal, player: { kind: 'phone' } })).toThrow(/player.kind = "phone" .*browser, headless/);
+    expect(() => parseScenario({ ...headless, arms: ['control', 'dashjs-rtp'] })).toThrow(/arms\[1\] = "dashjs-rtp" .*headless player runs \(sammy, control, fixed4x\)/);
+    expect(() => parseScenario({ ...headless, player: { kind: 'headless', config: { fixedRtpMultiplier: 3 } } })).toThrow(/player.config.fixedRtpMultiplier .*Sammy core parameter/);
+    expect(parseScenario({ ...headless, player: { kind: 'headless', config: { beta: 0.7 } } }).player.config).toEqual({ beta: 0.7 });
+    expect(withOverrides(parseScenario(minimal), { player: 'headless' }).player.kind).toBe('headless');
+    expect(() => withOverrides(parseScenario({ ...minimal, arms: ['dashjs-rtp'] }), { player: 'headless' })).toThrow(/arms\[0\] = "dashjs-rtp"/);
+  });
+
+  test('an A/B design: defaults, and its checks', () => {
+    const s = parseScenario({ ...headless, neighbours: undefined, arms: undefined, experiment: { design: 'ab', sessions: 10, shares: [0, 0.2, 1] } });
+    expect(s.experiment).toEqual({ design: 'ab', sessions: 10, treatment: 'sammy', control: 'control', staggerS: 1, seed: 1, shares: [0, 0.2, 1] });
+    expect(s.neighbours.map((n) => n.kind)).toEqual(['none']);
+    expect(s.arms).toEqual(['control', 'sammy']);
+    const bad = (experiment: unknown) => () => parseScenario({ ...headless, experiment });
+    expect(bad({ design: 'ab', shares: [0.5, 1] })).toThrow(/experiment.shares .*holds 0 and 1/);
+    expect(bad({ design: 'ab', sessions: 4, shares: [0, 0.1, 1] })).toThrow(/different treatment counts round\(p x 4\)/);
+    expect(bad({ design: 'ab', shares: [0, 1.5, 1] })).toThrow(/experiment.shares\[1\] = 1.5 .*from 0 to 1/);
+    expect(bad({ design: 'ab', treatment: 'dashjs-rtp' })).toThrow(/experiment.treatment = "dashjs-rtp"/);
+    expect(bad({ design: 'ab', rounds: 3 })).toThrow(/experiment.rounds .*no such field for design ab/);
+    expect(bad({ design: 'abc' })).toThrow(/experiment.design = "abc" .*ab, switchback, history, fairness/);
+    expect(() => parseScenario({ ...minimal, experiment: { design: 'ab' } })).toThrow(/player.kind = "browser" .*headless with an experiment design/);
+    expect(() => parseScenario({ ...headless, link: { trace: '../../sim/traces/step-down.json', rttMs: 20 }, experiment: { design: 'ab' } })).toThrow(/no experiment design on a trace link/);
+  });
+
+  test('switchback, history and fairness designs', () => {
+    const sb = parseScenario({ ...headless, session: { playS: 20 }, experiment: { design: 'switchback', sessions: 5 } }).experiment;
+    expect(sb).toMatchObject({ design: 'switchback', intervalS: 60, intervals: 8, washoutS: 20 });
+    expect(() => parseScenario({ ...headless, session: { playS: 20 }, experiment: { design: 'switchback', intervalS: 30 } })).toThrow(/experiment.intervalS = 30 .*at least washoutS \+ session.playS \+ 2 \(42\)/);
+    expect(parseScenario({ ...headless, experiment: { design: 'history', sessions: 6, treatment: 'sammy', control: 'sammy' } }).experiment).toMatchObject({ rounds: 6, fillRounds: 3, fillPlayS: 5 });
+    const f = parseScenario({ ...headless, arms: undefined, experiment: { design: 'fairness', flows: ['sammy', 'reno', 'http'], settings: [{ rateMbps: 10, queue: { bdp: 1 } }] } });
+    expect(f.experiment).toEqual({ design: 'fairness', flows: ['sammy', 'reno', 'http'], settings: [{ rateMbps: 10, queue: { bdp: 1 } }], videoDemandMultiplier: 11, measureFromS: 5, seed: 1 });
+    expect(f.arms).toEqual(['sammy']);
+    expect(() => parseScenario({ ...headless, experiment: { design: 'fairness', flows: ['sammy', 'cubic'], settings: [{ rateMbps: 10 }] } })).toThrow(/experiment.flows\[1\] = "cubic" .*sammy, control, fixed4x, reno, bbr, http/);
+    expect(() => parseScenario({ ...headless, experiment: { design: 'fairness', sessions: 3, settings: [{ rateMbps: 10 }] } })).toThrow(/experiment.sessions .*no such field for design fairness/);
   });
 });

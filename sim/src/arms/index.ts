@@ -3,11 +3,13 @@
  * arm uses is its registry entry's `sim` (`@sammy/player/abr`, `src/abr/arms/`).
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { ARM_REGISTRY, dashjsBufferTimesS, DEFAULT_SAMMY_CONFIG, roundRtpKbps, type SammyConfig, type SimModel } from '../core.js';
+import { ARM_REGISTRY, dashjsBufferTimesS, DEFAULT_SAMMY_CONFIG, roundRtpKbps, type KeyValueStore, type SammyConfig, type SimModel } from '../core.js';
 import { DashJsArm, type DashJsSettings } from './dashjs.js';
 import { SammyArm } from './sammy.js';
 import { SpiralArm, type SpiralSettings } from './spiral.js';
 import type { ArmPolicy, SimArm } from './types.js';
+
+export type { ArmPolicy, SimArm } from './types.js';
 
 export interface ArmOptions {
   /**
@@ -21,6 +23,8 @@ export interface ArmOptions {
   sammy?: Partial<SammyConfig>;
   /** Earlier sessions' initial-phase throughputs for the `sammy` arm's history. */
   historyKbps?: readonly number[];
+  /** The `sammy` arm's device storage, shared by successive sessions (its history lives there); default a fresh one. */
+  historyStore?: KeyValueStore;
   /** Overrides of the dash.js settings for `control` and `fixed4x`. */
   dashjs?: Partial<DashJsSettings>;
   spiral?: Partial<SpiralSettings>;
@@ -31,7 +35,7 @@ export type ArmFactory = (sidecar: SegmentsSidecar, contentDurationS: number) =>
 /** How the simulator builds each model the registry names (`ArmSpec.sim.model`). */
 const MODELS: Record<SimModel['model'], (arm: SimArm, model: SimModel, options: ArmOptions, maxBufferS: number) => ArmFactory> = {
   'sammy-core': (_arm, _model, options, maxBufferS) => (sidecar) =>
-    new SammyArm(sidecar, { config: { ...options.sammy, maxBufferS }, historyKbps: options.historyKbps ?? [] }),
+    new SammyArm(sidecar, { config: { ...options.sammy, maxBufferS }, historyKbps: options.historyKbps ?? [], ...(options.historyStore ? { historyStore: options.historyStore } : {}) }),
   'dashjs-default': (arm, model, options, maxBufferS) => {
     const times = dashjsBufferTimesS(maxBufferS);
     const settings: Partial<DashJsSettings> = {

@@ -5,7 +5,7 @@
  * stall. The simulator adds nothing to its decisions.
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { InitialThroughputHistory, SammySession, ladderFromSidecar, memoryStore, resolveSammyConfig, type SammyConfig } from '../core.js';
+import { InitialThroughputHistory, SammySession, ladderFromSidecar, memoryStore, resolveSammyConfig, type KeyValueStore, type SammyConfig } from '../core.js';
 import type { ArmPolicy, ChunkDone, Decision, DecisionContext } from './types.js';
 
 export interface SammyArmOptions {
@@ -15,6 +15,12 @@ export interface SammyArmOptions {
    * history the core starts from). Empty: a new device, the no-history rule.
    */
   historyKbps?: readonly number[];
+  /**
+   * The device's storage (a browser's localStorage has this shape): the history is read
+   * from it and this session's initial-phase throughput written into it at the first
+   * frame, so successive sessions on one device share it. Default: a fresh store.
+   */
+  historyStore?: KeyValueStore;
 }
 
 export class SammyArm implements ArmPolicy {
@@ -24,11 +30,11 @@ export class SammyArm implements ArmPolicy {
 
   constructor(sidecar: SegmentsSidecar, options: SammyArmOptions = {}) {
     const config = resolveSammyConfig(options.config);
-    const history = new InitialThroughputHistory(memoryStore(), config.historySize);
+    const history = new InitialThroughputHistory(options.historyStore ?? memoryStore(), config.historySize);
     // One synthetic 1-second initial-phase sample per earlier session records exactly its throughput.
     for (const kbps of options.historyKbps ?? []) history.recordSession([{ sizeBytes: (kbps * 1000) / 8, downloadS: 1, phase: 'initial' }]);
     this.session = new SammySession({ ladder: ladderFromSidecar(sidecar), config, history });
-    this.config = { ...this.session.config, historyKbps: [...(options.historyKbps ?? [])] };
+    this.config = { ...this.session.config, historyKbps: history.sessionsKbps() ?? [] };
   }
 
   bufferTargetS(): number {

@@ -1,0 +1,63 @@
+/*
+ * The player's requested maximum throughput (CTA-5004 `rtp`) from one request, by
+ * the rules of the Node server (server/src/cmcd.ts, docs/server-contract.md):
+ * header form wins over query form, a payload of a newer CMCD version is ignored,
+ * rtp must be a positive integer (kbps), anything malformed is ignored with a note.
+ * No Traffic Server types here: the plugin passes in the header values and the
+ * raw query, the tests do the same.
+ */
+#ifndef SAMMY_CMCD_H
+#define SAMMY_CMCD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The newest CMCD version understood (CTA-5004-B). */
+#define SAMMY_CMCD_MAX_VERSION 2
+/* CMCD headers (or query values) longer than this, together, are ignored (the server's limits.maxCmcdBytes). */
+#define SAMMY_CMCD_DEFAULT_MAX_BYTES 2048
+
+/* The four CMCD header fields, in the order the Node decoder merges them (a later one's keys win). */
+#define SAMMY_CMCD_HEADER_COUNT 4
+extern const char *const SAMMY_CMCD_HEADER_FIELDS[SAMMY_CMCD_HEADER_COUNT];
+
+typedef enum { SAMMY_CMCD_NONE = 0, SAMMY_CMCD_HEADER, SAMMY_CMCD_QUERY } sammy_cmcd_source;
+
+typedef struct {
+  /* Requested rate in kbps as sent (before clamping); 0 when none or unusable. */
+  int64_t rtp_kbps;
+  /* Where the payload came from; NONE when the request carried no CMCD. */
+  sammy_cmcd_source source;
+  /* Why CMCD was ignored, or a note about it (a repeated rtp); empty when clean. */
+  char problem[160];
+} sammy_rate_request;
+
+typedef struct {
+  /* Each CMCD header field's value (repeated fields joined with ", "), or NULL when absent; latin1 bytes. */
+  const char *header[SAMMY_CMCD_HEADER_COUNT];
+  size_t header_length[SAMMY_CMCD_HEADER_COUNT];
+  /* The query string without '?', or NULL. */
+  const char *query;
+  size_t query_length;
+  /* Read the `CMCD` query argument when no CMCD header is present. */
+  bool honour_query;
+  size_t max_bytes;
+} sammy_cmcd_input;
+
+/* Never fails: hostile input becomes rtp_kbps 0 with a problem. */
+sammy_rate_request sammy_read_rate_request(const sammy_cmcd_input *in);
+
+/* The rate applied: the request clamped to [min, max] (kbps). */
+int64_t sammy_clamp_rate_kbps(int64_t rtp_kbps, int64_t min_kbps, int64_t max_kbps);
+
+/* CTA-5004 kbps (1000 bits/s) to bytes per second: the one conversion, as server/src/units.ts. */
+uint64_t sammy_kbps_to_bytes_per_s(int64_t rate_kbps);
+
+/*
+ * Removes every `CMCD` argument from a query string (same name decoding as the
+ * reader), writing the rest to `out` (capacity >= length + 1). Returns the new length.
+ */
+size_t sammy_strip_cmcd_query(const char *query, size_t length, char *out);
+
+#endif
