@@ -29,6 +29,9 @@ if (!existsSync(join(media, 'manifest.mpd')) || !existsSync(join(media, 'segment
   say(`encoding the sample ladder (${values.ladder}, ${values.seconds} s synthetic) into ${media} (once)...`);
   const status = run('npm', ['run', '--silent', 'encode', '--', '--synthetic', values.seconds, '--ladder', values.ladder, '--out', media]);
   if (status !== 0) process.exit(status);
+} else if (!existsSync(join(media, 'manifest.m3u8'))) {
+  // A ladder encoded before the encoder wrote HLS: add the playlists, no re-encode.
+  if (run('npm', ['run', '--silent', 'encode', '--', '--add-hls', media]) !== 0) process.exit(1);
 }
 
 say('building the player...');

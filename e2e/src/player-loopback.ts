@@ -5,7 +5,7 @@
 import type { Browser, Page, Request } from 'playwright-core';
 import { startServer, stop, type Managed } from '@sammy/server/process';
 import { readTelemetry, type ResponseTelemetry } from '@sammy/server/telemetry';
-import type { Arm, SessionQoE } from '@sammy/player/abr';
+import type { Arm, PlayerName, SessionQoE } from '@sammy/player/abr';
 import { REPO_DIR } from './lab/paths.js';
 
 export interface LoopbackServer {
@@ -76,9 +76,9 @@ export interface PageUnderTest {
   history?: { path: string; read: () => Promise<number[] | null> };
 }
 
-/** The demo page (player/src/app/) with an arm and a config, driven through `window.sammy`. */
-export function demoPage(arm: Arm, config: Record<string, unknown>): PageUnderTest {
-  return demoPageAt(`arm=${arm}&config=${encodeURIComponent(JSON.stringify(config))}`);
+/** The demo page (player/src/app/) with a player, an arm and a config, driven through `window.sammy`. */
+export function demoPage(arm: Arm, config: Record<string, unknown>, player: PlayerName = 'dashjs'): PageUnderTest {
+  return demoPageAt(`player=${player}&arm=${arm}&config=${encodeURIComponent(JSON.stringify(config))}`);
 }
 
 /** The demo page with any URL parameters (player README, "The page"). */
@@ -112,17 +112,19 @@ export async function runPlayerSession(
   browser: Browser,
   o: {
     baseUrl: string;
+    /** The demo page's `?player=` (default dash.js). */
+    player?: PlayerName;
     arm: Arm;
     config: Record<string, unknown>;
     playS: number;
     startupTimeoutS?: number;
     /** Runs after the first frame (seek, throttle, ...), before the `playS` wait. */
     act?: (page: Page) => Promise<void>;
-    /** The page to play in (default: the demo page with `arm` and `config`). */
+    /** The page to play in (default: the demo page with `player`, `arm` and `config`). */
     page?: PageUnderTest;
   },
 ): Promise<PlayerSession> {
-  const under = o.page ?? demoPage(o.arm, o.config);
+  const under = o.page ?? demoPage(o.arm, o.config, o.player);
   const t0 = Date.now();
   const context = await browser.newContext();
   const page = await context.newPage();

@@ -3,12 +3,14 @@
  * one session per arm, on a 24 s lab ladder (top rung 1.05 Mbps) with a 12 s buffer
  * target so a short session covers both ends of the pace range:
  * - every arm starts playing, with CMCD in headers (never in the query);
- * - sammy: no rtp while the first frame is awaited, an rtp on every segment request
- *   after it, each within [2.9x, 11x] of the top bitrate (or at the Eq. 2.1 floor),
- *   equal to what the core computes from the recorded buffer, and the server applied
- *   exactly those rates (its log and its Server-Timing header);
- * - control sends no rtp; fixed4x sends 4x the top bitrate; dashjs-rtp sends dash.js's own,
- *   which the server's spiral guard raises to 2.5x the top bitrate (never a Sammy request).
+ * - sammy, on each player (dash.js, Shaka, hls.js over the HLS playlists): no rtp while
+ *   the first frame is awaited, an rtp on every segment request after it, each within
+ *   [2.9x, 11x] of the top bitrate (or at the Eq. 2.1 floor), equal to what the core
+ *   computes from the recorded buffer, and the server applied exactly those rates (its
+ *   log and its Server-Timing header), the spiral guard never raising one;
+ * - control (each player's own ABR) sends no rtp; on dash.js, fixed4x sends 4x the top
+ *   bitrate and dashjs-rtp dash.js's own, which the server's spiral guard raises to
+ *   2.5x the top bitrate.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +18,7 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import type { Browser } from 'playwright-core';
 import { buildPlayer } from '@sammy/player/build';
-import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, resolveSammyConfig, roundRtpKbps, type Arm } from '@sammy/player/abr';
+import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, PLAYERS, resolveSammyConfig, roundRtpKbps, type Arm } from '@sammy/player/abr';
 import { chromiumUnavailableReason, launchChromium } from '../src/browser.js';
 import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
 import { runOnOwnServer, runPlayerSession, type SessionRun } from '../src/player-loopback.js';
@@ -27,7 +29,7 @@ const FIXTURE_S = 24;
 const reason = loopbackUnavailableReason(FIXTURE_S);
 const MAX_BUFFER_S = 12;
 const CONFIG = { maxBufferS: MAX_BUFFER_S };
-const PLAY_S: Record<Arm, number> = { sammy: 14, control: 5, fixed4x: 5, 'dashjs-rtp': 5 };
+const PLAY_S: Partial<Record<Arm, number>> = { sammy: 14, control: 5, fixed4x: 5, 'dashjs-rtp': 5 };
 
 let media: LabMedia;
 let workDir: string;
@@ -36,14 +38,14 @@ const runs = new Map<string, SessionRun>();
 let topKbps: number;
 
 /** One session on its own server (cached by `key`, so each test reads the same run). */
-async function run(arm: Arm, key: string = arm, extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'config' | 'playS' | 'act'>> = {}): Promise<SessionRun> {
+async function run(arm: Arm, key: string = arm, extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'player' | 'config' | 'playS' | 'act'>> = {}): Promise<SessionRun> {
   const cached = runs.get(key);
   if (cached) return cached;
   const r = await runOnOwnServer(browser, { mediaDir: media.dir, playerDir: join(workDir, 'player'), logFile: join(workDir, `${key}.jsonl`) }, (baseUrl) => ({
     baseUrl,
     arm,
     config: CONFIG,
-    playS: PLAY_S[arm],
+    playS: PLAY_S[arm] ?? 5,
     ...extra,
   }));
   runs.set(key, r);
@@ -60,7 +62,7 @@ function expectCommon(r: SessionRun): void {
   const segments = session.wire.filter((w) => isSegment(w.path));
   expect(segments.length).toBeGreaterThan(4);
   for (const w of session.wire) expect(w.query, w.path).not.toMatch(/CMCD=/i);
-  // dash.js's other CMCD keys are kept: bitrate and object type on every media segment.
+  // The player's other CMCD keys are kept: bitrate and session id on every media segment.
   for (const w of segments.filter((s) => s.path.includes('/chunk-'))) {
     expect(w.headers['cmcd-object'], w.path).toMatch(/br=/);
     expect(w.headers['cmcd-session'], w.path).toMatch(/sid=/);
@@ -82,94 +84,103 @@ test.describe.serial('player over loopback, every arm', () => {
 
   closeAndSkipHooks(reason, () => ({ browser, workDir }));
 
-  test('sammy: unpaced until the first frame, then an rtp on every segment request', async () => {
-    const r = await run('sammy');
-    expectCommon(r);
-    const { requests, qoe } = r.session;
-    const initial = requests.filter((q) => q.phase === 'initial');
-    const playing = requests.filter((q) => q.phase === 'playing');
-    expect(initial.length).toBeGreaterThan(0);
-    expect(playing.filter((q) => q.mediaType === 'video' && q.type === 'MediaSegment').length).toBeGreaterThanOrEqual(6);
-    for (const q of initial) expect(q.rtpKbps, `${q.path} (initial phase)`).toBeNull();
-    for (const q of playing) expect(q.rtpKbps, `${q.path} (playing phase)`).not.toBeNull();
-    // What the page says it sent is what went on the wire.
-    const wire = new Map(r.session.wire.map((w) => [w.path, rtpOfHeader(w.headers)]));
-    for (const q of requests) expect(wire.get(q.path), q.path).toBe(q.rtpKbps);
-    // The chunk records agree on phase and rtp.
-    for (const c of qoe.chunks) expect(c.rtpKbps === null, `chunk ${c.index}`).toBe(c.phase === 'initial');
+  for (const player of PLAYERS) {
+    /** dash.js's runs keep the plain arm names they always had. */
+    const runOn = (arm: Arm) => (player === 'dashjs' ? run(arm) : run(arm, `${player}-${arm}`, { player }));
+    const label = (arm: Arm) => (player === 'dashjs' ? arm : `${player} ${arm}`);
 
-    printTimeline('sammy', qoe);
-    const { chunks: _chunks, config: _config, ...summary } = qoe;
-    console.log(`sammy QoE: ${JSON.stringify(summary)}`);
-  });
+    test(`${label('sammy')}: unpaced until the first frame, then an rtp on every segment request`, async () => {
+      const r = await runOn('sammy');
+      expectCommon(r);
+      const { requests, qoe } = r.session;
+      const initial = requests.filter((q) => q.phase === 'initial');
+      const playing = requests.filter((q) => q.phase === 'playing');
+      expect(initial.length).toBeGreaterThan(0);
+      expect(playing.filter((q) => q.mediaType === 'video' && q.type === 'MediaSegment').length).toBeGreaterThanOrEqual(6);
+      for (const q of initial) expect(q.rtpKbps, `${q.path} (initial phase)`).toBeNull();
+      for (const q of playing) expect(q.rtpKbps, `${q.path} (playing phase)`).not.toBeNull();
+      // What the page says it sent is what went on the wire.
+      const wire = new Map(r.session.wire.map((w) => [w.path, rtpOfHeader(w.headers)]));
+      for (const q of requests) expect(wire.get(q.path), q.path).toBe(q.rtpKbps);
+      // The chunk records agree on phase and rtp.
+      for (const c of qoe.chunks) expect(c.rtpKbps === null, `chunk ${c.index}`).toBe(c.phase === 'initial');
 
-  test('sammy: every rtp lies in [2.9x, 11x] of the top bitrate (or at the floor) and is what the core computes', async () => {
-    const { session } = await run('sammy');
-    const low = DEFAULT_SAMMY_CONFIG.paceFullMultiplier * topKbps;
-    const high = roundRtpKbps(DEFAULT_SAMMY_CONFIG.paceEmptyMultiplier * topKbps, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
-    for (const q of session.requests.filter((x) => x.rtpKbps !== null)) {
-      expect(q.rtpKbps!, q.path).toBeLessThanOrEqual(high);
-      expect(q.rtpKbps!, q.path).toBeGreaterThanOrEqual(low);
-    }
-    const ladder = ladderFromSidecar(media.sidecar);
-    const cfg = resolveSammyConfig(CONFIG);
-    const paced = session.qoe.chunks.filter((c) => c.rtpKbps !== null);
-    for (const c of paced) {
-      const expected = paceFor(ladder, cfg, { bufferS: c.bufferBeforeS, segmentIndex: c.index, maxRung: ladder.bitratesKbps.length - 1 });
-      expect(c.rtpKbps, `chunk ${c.index} at ${c.bufferBeforeS.toFixed(2)} s`).toBe(expected.rtpKbps);
-      // At these defaults the floor stays below 2.9x: the buffer-based rate sets every pace.
-      expect(c.paceFloorKbps!).toBeLessThan(low);
-    }
-    // The pace falls as the buffer fills: of any two paced chunks whose buffers differ by
-    // more than half a second, the emptier one got the higher (or equal) rate, and the
-    // fullest buffer's rate is near 2.9x. How the buffers spread depends on how many
-    // chunks the unpaced initial phase fetched before the first frame (1 to 5 on
-    // loopback: with 5 the buffer is already near full and every paced chunk sits
-    // within half a second of it), so no spread is required; each chunk's exact rate is
-    // checked above against the core.
-    const byBuffer = [...paced].sort((a, b) => a.bufferBeforeS - b.bufferBeforeS);
-    let pairs = 0;
-    for (const emptier of byBuffer) {
-      for (const fuller of byBuffer.filter((c) => c.bufferBeforeS > emptier.bufferBeforeS + 0.5)) {
-        pairs++;
-        expect(emptier.rtpKbps!, `chunk ${emptier.index} vs ${fuller.index}`).toBeGreaterThanOrEqual(fuller.rtpKbps!);
+      printTimeline(label('sammy'), qoe);
+      const { chunks: _chunks, config: _config, ...summary } = qoe;
+      console.log(`${label('sammy')} QoE: ${JSON.stringify(summary)}`);
+      expect(qoe.config).toMatchObject({ player, arm: 'sammy' });
+    });
+
+    test(`${label('sammy')}: every rtp lies in [2.9x, 11x] of the top bitrate (or at the floor) and is what the core computes`, async () => {
+      const { session } = await runOn('sammy');
+      const low = DEFAULT_SAMMY_CONFIG.paceFullMultiplier * topKbps;
+      const high = roundRtpKbps(DEFAULT_SAMMY_CONFIG.paceEmptyMultiplier * topKbps, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
+      for (const q of session.requests.filter((x) => x.rtpKbps !== null)) {
+        expect(q.rtpKbps!, q.path).toBeLessThanOrEqual(high);
+        expect(q.rtpKbps!, q.path).toBeGreaterThanOrEqual(low);
       }
-    }
-    const fullest = byBuffer[byBuffer.length - 1]!;
-    console.log(`sammy: ${pairs} chunk pairs more than 0.5 s of buffer apart; fullest buffer ${fullest.bufferBeforeS.toFixed(2)} s at rtp ${fullest.rtpKbps}`);
-    expect(fullest.rtpKbps!).toBeLessThan(5 * topKbps);
-  });
+      const ladder = ladderFromSidecar(media.sidecar);
+      const cfg = resolveSammyConfig(CONFIG);
+      const paced = session.qoe.chunks.filter((c) => c.rtpKbps !== null);
+      for (const c of paced) {
+        const expected = paceFor(ladder, cfg, { bufferS: c.bufferBeforeS, segmentIndex: c.index, maxRung: ladder.bitratesKbps.length - 1 });
+        expect(c.rtpKbps, `chunk ${c.index} at ${c.bufferBeforeS.toFixed(2)} s`).toBe(expected.rtpKbps);
+        // At these defaults the floor stays below 2.9x: the buffer-based rate sets every pace.
+        expect(c.paceFloorKbps!).toBeLessThan(low);
+      }
+      // The pace falls as the buffer fills: of any two paced chunks whose buffers differ by
+      // more than half a second, the emptier one got the higher (or equal) rate, and the
+      // fullest buffer's rate is near 2.9x. How the buffers spread depends on how many
+      // chunks the unpaced initial phase fetched before the first frame (1 to 5 on
+      // loopback: with 5 the buffer is already near full and every paced chunk sits
+      // within half a second of it), so no spread is required; each chunk's exact rate is
+      // checked above against the core.
+      const byBuffer = [...paced].sort((a, b) => a.bufferBeforeS - b.bufferBeforeS);
+      let pairs = 0;
+      for (const emptier of byBuffer) {
+        for (const fuller of byBuffer.filter((c) => c.bufferBeforeS > emptier.bufferBeforeS + 0.5)) {
+          pairs++;
+          expect(emptier.rtpKbps!, `chunk ${emptier.index} vs ${fuller.index}`).toBeGreaterThanOrEqual(fuller.rtpKbps!);
+        }
+      }
+      const fullest = byBuffer[byBuffer.length - 1]!;
+      console.log(`${label('sammy')}: ${pairs} chunk pairs more than 0.5 s of buffer apart; fullest buffer ${fullest.bufferBeforeS.toFixed(2)} s at rtp ${fullest.rtpKbps}`);
+      expect(fullest.rtpKbps!).toBeLessThan(5 * topKbps);
+    });
 
-  test('sammy: the server applied the same rates (its log and Server-Timing)', async () => {
-    const r = await run('sammy');
-    // The spiral guard never changes a Sammy request: its rtp is at least 2.9x the tb it sends.
-    expect(expectServerApplied(r)).toBe(0);
-    // dash.js sends tb with every media segment: the guard had a floor for each and stayed below the rtp.
-    const pacedChunks = r.log.filter((l) => l.pacing === 'paced' && l.path.includes('/chunk-'));
-    for (const l of pacedChunks) expect(l.guardFloorKbps, l.path).not.toBeNull();
-    expect(r.log.filter((l) => l.pacing === 'paced').length).toBeGreaterThanOrEqual(6);
-    expect(r.session.qoe.chunks.filter((c) => c.phase === 'playing').every((c) => c.appliedRateKbps === c.rtpKbps)).toBe(true);
-  });
+    test(`${label('sammy')}: the server applied the same rates (its log and Server-Timing)`, async () => {
+      const r = await runOn('sammy');
+      // The spiral guard never changes a Sammy request: its rtp is at least 2.9x the tb it sends.
+      expect(expectServerApplied(r)).toBe(0);
+      // Every paced media segment carries the tb its rtp was computed from: the guard had a floor for each and stayed below the rtp.
+      const pacedChunks = r.log.filter((l) => l.pacing === 'paced' && l.path.includes('/chunk-'));
+      for (const l of pacedChunks) expect(l.guardFloorKbps, l.path).not.toBeNull();
+      expect(r.log.filter((l) => l.pacing === 'paced').length).toBeGreaterThanOrEqual(6);
+      expect(r.session.qoe.chunks.filter((c) => c.phase === 'playing').every((c) => c.appliedRateKbps === c.rtpKbps)).toBe(true);
+    });
 
-  test('sammy: the initial-phase throughput is stored in the history, and only that', async () => {
-    const { session } = await run('sammy');
-    expect(session.historyAfter).toHaveLength(1);
-    const initial = session.qoe.chunks.filter((c) => c.phase === 'initial');
-    expect(initial.length).toBeGreaterThan(0);
-    // Recorded at the first frame, from the initial chunks finished by then: never above their aggregate's range.
-    const kbps = initial.map((c) => c.throughputKbps);
-    expect(session.historyAfter![0]).toBeGreaterThanOrEqual(Math.min(...kbps) * 0.999);
-    expect(session.historyAfter![0]).toBeLessThanOrEqual(Math.max(...kbps) * 1.001);
-  });
+    test(`${label('sammy')}: the initial-phase throughput is stored in the history, and only that`, async () => {
+      const { session } = await runOn('sammy');
+      expect(session.historyAfter).toHaveLength(1);
+      const initial = session.qoe.chunks.filter((c) => c.phase === 'initial');
+      expect(initial.length).toBeGreaterThan(0);
+      // Recorded at the first frame, from the initial chunks finished by then: never above their aggregate's range.
+      const kbps = initial.map((c) => c.throughputKbps);
+      expect(session.historyAfter![0]).toBeGreaterThanOrEqual(Math.min(...kbps) * 0.999);
+      expect(session.historyAfter![0]).toBeLessThanOrEqual(Math.max(...kbps) * 1.001);
+    });
 
-  test('control: dash.js default ABR, no rtp anywhere', async () => {
-    const r = await run('control');
-    expectCommon(r);
-    for (const w of r.session.wire) expect(rtpOfHeader(w.headers), w.path).toBeNull();
-    for (const c of r.session.qoe.chunks) expect(c.rtpKbps).toBeNull();
-    expectServerApplied(r);
-    expect(r.log.every((l) => l.pacing === 'unpaced')).toBe(true);
-  });
+    test(`${label('control')}: the player's own ABR, no rtp anywhere`, async () => {
+      const r = await runOn('control');
+      expectCommon(r);
+      for (const w of r.session.wire) expect(rtpOfHeader(w.headers), w.path).toBeNull();
+      for (const c of r.session.qoe.chunks) expect(c.rtpKbps).toBeNull();
+      expectServerApplied(r);
+      expect(r.log.every((l) => l.pacing === 'unpaced')).toBe(true);
+      expect(r.session.qoe.config).toMatchObject({ player, arm: 'control' });
+    });
+
+  }
 
   test('fixed4x: rtp = 4x the top bitrate on every segment request', async () => {
     const r = await run('fixed4x');

@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 /**
  * npm run encode -- (--input FILE | --synthetic SECONDS) --out DIR [--ladder lab|hd|LADDER.json] [--segment-seconds S]
+ * npm run encode -- --add-hls DIR   (the HLS playlists of a ladder encoded before the encoder wrote them)
  */
 import { parseArgs } from 'node:util';
 import { abandonPartialOutputs, encodeLadder } from './encode.js';
 import { EncoderError } from './errors.js';
+import { MULTIVARIANT_PLAYLIST, writeHlsPlaylists } from './hls.js';
 import { resolveLadder } from './ladder.js';
 import { DEFAULT_SEGMENT_DURATION_S } from './sidecar.js';
 
-const USAGE = 'usage: npm run encode -- (--input FILE | --synthetic SECONDS) --out DIR [--ladder lab|hd|LADDER.json] [--segment-seconds S]';
+const USAGE =
+  'usage: npm run encode -- (--input FILE | --synthetic SECONDS) --out DIR [--ladder lab|hd|LADDER.json] [--segment-seconds S]\n' +
+  '       npm run encode -- --add-hls DIR';
 
 function progressPrinter(): (fraction: number, stage: string) => void {
   const tty = process.stderr.isTTY;
@@ -37,6 +41,7 @@ async function main(): Promise<number> {
         out: { type: 'string' },
         ladder: { type: 'string', default: 'lab' },
         'segment-seconds': { type: 'string', default: String(DEFAULT_SEGMENT_DURATION_S) },
+        'add-hls': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -46,6 +51,11 @@ async function main(): Promise<number> {
   }
   if (values.help) {
     console.log(USAGE);
+    return 0;
+  }
+  if (values['add-hls'] !== undefined) {
+    const { video } = writeHlsPlaylists(values['add-hls']);
+    console.log(`wrote ${values['add-hls']}/${MULTIVARIANT_PLAYLIST}: ${video.length} video rungs`);
     return 0;
   }
   if (!values.out) throw new EncoderError('ENC_BAD_ARGS', `--out DIR is required\n${USAGE}`);

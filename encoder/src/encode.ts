@@ -1,12 +1,14 @@
 /**
  * `npm run encode`: a source into a DASH ladder (fMP4, SegmentTemplate, aligned
- * keyframes) plus `segments.json`. The steps live in their own modules: the options'
- * checks (options.ts), the plan and the ffmpeg command (plan.ts), reading the MPD back
- * (mpd.ts), the quality pass (quality.ts) and the output folder (output.ts).
+ * keyframes) plus `segments.json`, and CMAF HLS playlists over the same files. The
+ * steps live in their own modules: the options' checks (options.ts), the plan and the
+ * ffmpeg command (plan.ts), reading the MPD back (mpd.ts), the quality pass
+ * (quality.ts), the HLS playlists (hls.ts) and the output folder (output.ts).
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EncoderError } from './errors.js';
+import { writeHlsPlaylists } from './hls.js';
 import { ffmpegHasLibvmaf, requireFfmpeg, runFfmpeg } from './ffmpeg.js';
 import { readMpdRepresentations, segmentFiles, type MpdRepresentation } from './mpd.js';
 import { checkEncodeOptions, type EncodeOptions } from './options.js';
@@ -111,6 +113,8 @@ export async function encodeLadder(opts: EncodeOptions): Promise<EncodeResult> {
     );
     const sidecar = buildSidecar(opts.segmentS, withFiles, scores, mpdReps.find((r) => r.contentType === 'audio'), tmpDir, withVmaf);
     writeFileSync(join(tmpDir, 'segments.json'), `${JSON.stringify(sidecar, null, 1)}\n`);
+    // The same fMP4 files as HLS: one encode serves DASH and HLS players.
+    writeHlsPlaylists(tmpDir);
     publish(tmpDir, finalDir);
     return { outDir: finalDir, sidecar, mediaDurationS: source.durationS, elapsedS: (Date.now() - started) / 1000 };
   } finally {

@@ -9,9 +9,21 @@ export interface MpdRepresentation {
   bandwidth: number;
   width: number;
   height: number;
+  /** RFC 6381 codec string (e.g. `avc1.64001f`, `mp4a.40.2`); empty if the MPD has none. */
+  codecs: string;
+  /** Frames per second (Representation or AdaptationSet @frameRate, e.g. `25/1`); null if absent. */
+  frameRate: number | null;
 }
 
-/** Reads Representation@id, @bandwidth and size from the MPD ffmpeg wrote. */
+/** `25`, `30000/1001` -> frames per second; null if absent or malformed. */
+function frameRateOf(value: unknown): number | null {
+  if (value === undefined) return null;
+  const [num, den = '1'] = String(value).split('/');
+  const fps = Number(num) / Number(den);
+  return Number.isFinite(fps) && fps > 0 ? fps : null;
+}
+
+/** Reads Representation@id, @bandwidth, size, codecs and frame rate from the MPD ffmpeg wrote. */
 export function readMpdRepresentations(mpdText: string): MpdRepresentation[] {
   const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => ['Period', 'AdaptationSet', 'Representation'].includes(name) });
   const doc = parser.parse(mpdText) as {
@@ -29,6 +41,8 @@ export function readMpdRepresentations(mpdText: string): MpdRepresentation[] {
           bandwidth: Number(rep.bandwidth),
           width: Number(rep.width ?? 0),
           height: Number(rep.height ?? 0),
+          codecs: String(rep.codecs ?? set.codecs ?? ''),
+          frameRate: frameRateOf(rep.frameRate ?? set.frameRate),
         });
       }
     }

@@ -103,6 +103,62 @@ describeWithFfmpeg('encode --synthetic 8 with the lab ladder', () => {
     expect(keyTimes).toEqual([0, 2, 4, 6]);
   });
 
+  test('HLS: the multivariant playlist lists every rung with its real peak and average bitrate, resolution and codecs', () => {
+    const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
+    const text = readFileSync(join(out, 'manifest.m3u8'), 'utf8');
+    expect(text.startsWith('#EXTM3U\n')).toBe(true);
+    expect(text).toMatch(new RegExp(`#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",.*URI="media-${sidecar.audio!.id}\\.m3u8"`));
+    const variants = [...text.matchAll(/#EXT-X-STREAM-INF:(.*)\n(.*)/g)].map(([, attrs, uri]) => ({ attrs: attrs!, uri: uri! }));
+    expect(variants.map((v) => v.uri)).toEqual(sidecar.representations.map((r) => `media-${r.id}.m3u8`));
+    const audioBits = sidecar.audio!.segmentSizesBytes.reduce((a, b) => a + b, 0) * 8;
+    variants.forEach((v, i) => {
+      const rep = sidecar.representations[i]!;
+      const peak = Number(/(?:^|,)BANDWIDTH=(\d+)/.exec(v.attrs)![1]);
+      const average = Number(/AVERAGE-BANDWIDTH=(\d+)/.exec(v.attrs)![1]);
+      // Average over 8 s of video plus the audio; the peak segment of capped VBR is above both.
+      const expectedAverage = (rep.segmentSizesBytes.reduce((a, b) => a + b, 0) * 8 + audioBits) / 8;
+      expect(Math.abs(average / expectedAverage - 1)).toBeLessThan(0.02);
+      expect(peak).toBeGreaterThan(average);
+      expect(v.attrs).toContain(`RESOLUTION=${rep.width}x${rep.height}`);
+      expect(v.attrs).toMatch(/CODECS="avc1\.[0-9a-f]{6},mp4a\.40\.2"/);
+      expect(v.attrs).toContain('AUDIO="audio"');
+    });
+  });
+
+  test('HLS: each media playlist maps its init segment and lists every segment on disk with its real duration', () => {
+    const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
+    for (const id of [...sidecar.representations.map((r) => r.id), sidecar.audio!.id]) {
+      const text = readFileSync(join(out, `media-${id}.m3u8`), 'utf8');
+      expect(text).toContain(`#EXT-X-MAP:URI="init-${id}.m4s"`);
+      expect(text.trimEnd().endsWith('#EXT-X-ENDLIST')).toBe(true);
+      const entries = [...text.matchAll(/#EXTINF:([\d.]+),\n(.*)/g)].map(([, d, uri]) => ({ durationS: Number(d), uri: uri! }));
+      const onDisk = readdirSync(out).filter((f) => f.startsWith(`chunk-${id}-`)).sort();
+      expect(entries.map((e) => e.uri)).toEqual(onDisk);
+      const target = Number(/#EXT-X-TARGETDURATION:(\d+)/.exec(text)![1]);
+      for (const e of entries) expect(Math.round(e.durationS)).toBeLessThanOrEqual(target);
+      // The durations add up to the encoded length (AAC frames make audio segments uneven).
+      expect(Math.abs(entries.reduce((a, e) => a + e.durationS, 0) - 8)).toBeLessThan(0.1);
+    }
+    // Video segments are exactly 2 s (keyframes every 2 s), as the MPD says.
+    const video = readFileSync(join(out, 'media-4.m3u8'), 'utf8');
+    expect([...video.matchAll(/#EXTINF:([\d.]+),/g)].map((m) => Number(m[1]))).toEqual([2, 2, 2, 2]);
+  });
+
+  test('HLS: ffprobe reads the multivariant playlist: every rung and the audio, all 8 s of frames through the top variant', () => {
+    const probe = spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=codec_type,width,height', '-of', 'json', join(out, 'manifest.m3u8')], { encoding: 'utf8' });
+    expect(probe.status).toBe(0);
+    const info = JSON.parse(probe.stdout) as { format: { duration: string }; streams: { codec_type: string; width?: number; height?: number }[] };
+    expect(Math.abs(Number(info.format.duration) - 8)).toBeLessThan(0.1);
+    const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
+    const sizes = new Set(info.streams.filter((s) => s.codec_type === 'video').map((s) => `${s.width}x${s.height}`));
+    expect([...sizes].sort()).toEqual(sidecar.representations.map((r) => `${r.width}x${r.height}`).sort());
+    expect(info.streams.some((s) => s.codec_type === 'audio')).toBe(true);
+    const frames = spawnSync('ffprobe', ['-v', 'error', '-select_streams', 'v:4', '-count_packets', '-show_entries', 'stream=nb_read_packets,r_frame_rate', '-of', 'json', join(out, 'manifest.m3u8')], { encoding: 'utf8' });
+    const stream = (JSON.parse(frames.stdout) as { streams: { nb_read_packets: string; r_frame_rate: string }[] }).streams[0]!;
+    const [num, den] = stream.r_frame_rate.split('/').map(Number);
+    expect(Number(stream.nb_read_packets)).toBe(Math.round((8 * num!) / den!));
+  });
+
   test('no partial folder is left beside the ladder', () => {
     expect(leftovers(parent)).toEqual(['ladder']);
   });

@@ -1,6 +1,8 @@
 /**
  * `npm run build -w @sammy/player [-- --out DIR]`: bundles the demo page with esbuild
- * into `player/dist/` (git-ignored; the server serves it at `/`), and builds the dash.js
+ * into `player/dist/` (git-ignored; the server serves it at `/`; each web player and its
+ * adapter is a chunk of its own in `chunks/`, loaded only by a page that plays with
+ * it), and builds the dash.js
  * plugin `@sammy/player/dashjs` into `player/lib/` (git-ignored): one ES module with
  * everything but dash.js (a peer dependency) inside, and its type declarations, which
  * package.json `exports` points to. An app imports it with no TypeScript setup.
@@ -25,13 +27,16 @@ function outputBytes(metafile: { outputs: Record<string, { bytes: number }> }, s
   return metafile.outputs[Object.keys(metafile.outputs).find((f) => f.endsWith(suffix))!]!.bytes;
 }
 
-/** Builds the page into `outDir`; returns the bundle's size in bytes. */
+/** Builds the page into `outDir`; returns the size in bytes of `main.js` (the page without any player). */
 export async function buildPlayer(outDir: string = DEFAULT_OUT_DIR): Promise<number> {
   mkdirSync(outDir, { recursive: true });
   const result = await build({
     ...COMMON,
     entryPoints: [join(PLAYER_DIR, 'src', 'app', 'main.ts')],
-    outfile: join(outDir, 'main.js'),
+    outdir: outDir,
+    entryNames: '[name]',
+    chunkNames: 'chunks/[name]-[hash]',
+    splitting: true,
     minify: true,
     legalComments: 'linked',
   });

@@ -1,4 +1,4 @@
-// /media/: the DASH ladder. Every response passes the pacing controller (onSend),
+// /media/: the ladder (DASH manifest, HLS playlists, fMP4 segments). Every response passes the pacing controller (onSend),
 // which caps the socket before the first body byte.
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { extname } from 'node:path';
@@ -8,9 +8,13 @@ import { pathAfter, sendFromDir } from './static-files.js';
 
 export const MEDIA_PREFIX = '/media/';
 
-/** Content types DASH players and MSE expect; `mime` would say video/iso.segment for .m4s. */
+/**
+ * Content types DASH and HLS players and MSE expect; `mime` would say
+ * video/iso.segment for .m4s. RFC 8216 4: playlists are application/vnd.apple.mpegurl.
+ */
 export const MEDIA_CONTENT_TYPES: Record<string, string> = {
   '.mpd': 'application/dash+xml',
+  '.m3u8': 'application/vnd.apple.mpegurl',
   '.m4s': 'video/mp4',
   '.mp4': 'video/mp4',
   '.m4a': 'audio/mp4',

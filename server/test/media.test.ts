@@ -30,6 +30,7 @@ describe('media, page, health and metrics', () => {
   beforeAll(async () => {
     mediaDir = makeDir({
       'manifest.mpd': '<?xml version="1.0"?><MPD/>',
+      'manifest.m3u8': '#EXTM3U\n',
       'segments.json': '{"segmentDurationS":2}',
       'init-0.m4s': Buffer.alloc(800, 1),
       'chunk-0-00001.m4s': SEGMENT,
@@ -45,6 +46,7 @@ describe('media, page, health and metrics', () => {
 
   test.each([
     ['manifest.mpd', 'application/dash+xml', 'no-cache'],
+    ['manifest.m3u8', 'application/vnd.apple.mpegurl', 'no-cache'],
     ['segments.json', 'application/json', 'no-cache'],
     ['init-0.m4s', 'video/mp4', 'public, max-age=3600'],
     ['chunk-0-00001.m4s', 'video/mp4', 'public, max-age=3600'],
@@ -219,9 +221,13 @@ describeWithFfmpeg('a ladder from the encoder', () => {
     removeDir(dir);
   });
 
-  test('every file segments.json lists is served whole, with the DASH content types', async () => {
+  test('every file segments.json lists is served whole, with the DASH and HLS content types', async () => {
     const mpd = await timedGet(server.port, '/media/manifest.mpd');
     expect(mpd.headers['content-type']).toBe('application/dash+xml');
+    for (const playlist of ['manifest.m3u8', 'media-0.m3u8']) {
+      const res = await timedGet(server.port, `/media/${playlist}`);
+      expect([res.status, res.headers['content-type']]).toEqual([200, 'application/vnd.apple.mpegurl']);
+    }
     const sidecarRes = await timedGet(server.port, '/media/segments.json', { keepBody: true });
     const sidecar = parseSegmentsSidecar(JSON.parse(sidecarRes.body!.toString()));
     for (const rep of [...sidecar.representations, ...(sidecar.audio ? [sidecar.audio] : [])]) {

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { ARM_REGISTRY, armsIn, isSammyConfigKey, type Arm } from '@sammy/player/abr';
+import { ARM_REGISTRY, armsFor, isSammyConfigKey, type Arm } from '@sammy/player/abr';
 import type { SimArm } from '@sammy/sim/arms';
 import { FLOW_KINDS } from './designs/fairness.js';
 import { parseExperiment, type ExperimentDesign } from './designs/index.js';
@@ -168,8 +168,8 @@ function bool(o: Obj, path: string, key: string, fallback: boolean): boolean {
   return v;
 }
 
-/** The arms the registry says run headless: the lab drives the player page in headless Chromium. */
-const LAB_ARMS: readonly Arm[] = armsIn('headless');
+/** The arms the registry says run headless on dash.js: the lab drives the player page (its default player) in headless Chromium. */
+const LAB_ARMS: readonly Arm[] = armsFor('dashjs', 'headless');
 
 function arm(path: string, v: unknown): Arm {
   if (!LAB_ARMS.includes(v as Arm)) bad(path, v, LAB_ARMS.join(', '));

@@ -1,23 +1,26 @@
 /**
  * The demo page (served by the server at `/`). URL parameters (player/README.md, "The page"):
- *   arm=NAME                               an arm that runs in the browser (src/abr/arms/; default sammy)
- *   mpd=URL                                (default /media/manifest.mpd; segments.json is read next to it)
+ *   player=dashjs|shaka|hlsjs              the web player (default dashjs)
+ *   arm=NAME                               an arm that runs in the browser on that player (src/abr/arms/; default sammy)
+ *   manifest=URL                           (also mpd=URL; default /media/manifest.mpd, for hls.js /media/manifest.m3u8;
+ *                                          segments.json is read next to it)
  *   config=<URI-encoded JSON>              overrides of the player config, e.g. {"maxBufferS":240}
  *   autoplay=1|0                           (default 1; with 0 the session starts on the Play button)
  * and `window.sammy` for tests and the lab.
  */
-import * as dashjs from 'dashjs';
-import type { MediaPlayerClass } from 'dashjs';
-import { ARMS } from '../abr/arms/index.js';
-import { attachSammy, DEFAULT_PLAYER_CONFIG, type Arm, type SammyHandle, type SentRequest, type SessionQoE } from '../dashjs/index.js';
-import { parseArm } from '../browser/player-config.js';
+import { armsFor, PLAYERS, type Arm, type PlayerName } from '../abr/arms/index.js';
+import type { SessionQoE } from '../abr/records.js';
+import type { SentRequest } from '../browser/options.js';
+import { PlaybackCore } from '../browser/playback.js';
+import { DEFAULT_PLAYER_CONFIG, parseArm, parsePlayer } from '../browser/player-config.js';
 import { LiveCharts } from './charts.js';
+import { PAGE_PLAYERS, type PagePlayer } from './players.js';
 
 export interface SammyPageApi {
   /** Resolves once the page can play (config valid, segments.json loaded); rejects with the reason otherwise. */
   ready: Promise<void>;
   qoe(): SessionQoE;
-  /** The full parameter set of this page: arm, manifest and every player parameter. */
+  /** The full parameter set of this page: player, arm, manifest and every player parameter. */
   config(): Record<string, unknown>;
   /** Empties this device's initial-phase throughput history (thesis 2.5.6). */
   resetHistory(): void;
@@ -29,7 +32,7 @@ export interface SammyPageApi {
   play(): void;
   /**
    * Extra: end the session: its QoE is frozen (later `qoe()` calls return it) and the
-   * dash.js player is destroyed, so no request leaves the page afterwards. Tests call
+   * player is destroyed, so no request leaves the page afterwards. Tests call
    * it before comparing what the page sent with what the server logged.
    */
   stop(): SessionQoE;
@@ -43,7 +46,6 @@ declare global {
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
-const mpdUrl = new URL(params.get('mpd') ?? '/media/manifest.mpd', location.href).href;
 const autoplay = params.get('autoplay') !== '0';
 const logLines: string[] = [];
 
@@ -71,36 +73,40 @@ function configOverrides(): unknown {
 }
 
 const charts = new LiveCharts($('charts'));
+let playerName: PlayerName = 'dashjs';
 let arm: Arm = 'sammy';
-let player: MediaPlayerClass | null = null;
-let sammy: SammyHandle | null = null;
-let setupError: Error | null = null;
-try {
-  arm = parseArm(params.get('arm'));
-  player = dashjs.MediaPlayer().create();
-  player.updateSettings({ debug: { logLevel: 3 /* warnings and errors */ } } as never);
-  // The page plays through the plugin's public call, as any dash.js app would. The
-  // segment sizes load now, so `ready` says before Play whether Sammy can run.
-  sammy = attachSammy(player, {
+let manifestUrl = '';
+let page: PagePlayer | null = null;
+let sammy: PagePlayer['sammy'] | null = null;
+
+/**
+ * The player, with Sammy attached through its plugin's public call, as any app would.
+ * The segment sizes load now, so `ready` says before Play whether Sammy can run.
+ */
+async function setUp(): Promise<void> {
+  playerName = parsePlayer(params.get('player'));
+  arm = parseArm(params.get('arm'), playerName);
+  manifestUrl = new URL(params.get('manifest') ?? params.get('mpd') ?? PAGE_PLAYERS[playerName].defaultManifest, location.href).href;
+  page = await PAGE_PLAYERS[playerName].create($<HTMLVideoElement>('video'), {
     arm,
     config: configOverrides() as Record<string, number>,
-    segments: new URL('segments.json', mpdUrl).href,
+    segments: new URL('segments.json', manifestUrl).href,
     log,
     onChunk: (c) => charts.addChunk(c),
   });
-} catch (err) {
-  setupError = err as Error;
+  sammy = page.sammy;
+  await sammy.ready;
 }
 
-const fullConfig = (): Record<string, unknown> => ({ ...(sammy?.config() ?? { arm, ...DEFAULT_PLAYER_CONFIG }), mpd: mpdUrl });
-const ready: Promise<void> = setupError ? Promise.reject(setupError) : sammy!.ready;
+const fullConfig = (): Record<string, unknown> => ({ ...PlaybackCore.qoeConfig(playerName, arm, manifestUrl || null, DEFAULT_PLAYER_CONFIG), ...(sammy?.config() ?? {}) });
+const ready: Promise<void> = setUp();
 ready.catch((err: Error) => showError(err.message));
 
 let playRequestedMs: number | null = null;
 let playing = false;
 
 function play(): void {
-  if (playRequestedMs !== null || setupError) return;
+  if (playRequestedMs !== null) return;
   // The play delay counts from here, so it includes waiting for segments.json.
   playRequestedMs = performance.now();
   $('play').hidden = true;
@@ -108,7 +114,7 @@ function play(): void {
     if (playing || stoppedQoe) return;
     playing = true;
     sammy!.playRequested(playRequestedMs!);
-    player!.initialize($<HTMLVideoElement>('video'), mpdUrl, true);
+    page!.start(manifestUrl);
   });
 }
 
@@ -118,7 +124,7 @@ function stop(): SessionQoE {
   if (stoppedQoe) return stoppedQoe;
   stoppedQoe = sammy?.qoe() ?? emptyQoe();
   sammy?.detach();
-  player?.destroy();
+  page?.destroy();
   return stoppedQoe;
 }
 
@@ -138,8 +144,23 @@ window.sammy = {
 };
 
 // --- page furniture ---
+const playerSelect = $<HTMLSelectElement>('player');
+const shownPlayer = (() => {
+  try {
+    return parsePlayer(params.get('player'));
+  } catch {
+    return 'dashjs';
+  }
+})();
+for (const p of PLAYERS) playerSelect.add(new Option(PAGE_PLAYERS[p].description, p, p === shownPlayer, p === shownPlayer));
+playerSelect.addEventListener('change', () => {
+  params.set('player', playerSelect.value);
+  // Keep the arm only if the new player runs it.
+  if (!(armsFor(playerSelect.value as PlayerName) as readonly string[]).includes(params.get('arm') ?? 'sammy')) params.delete('arm');
+  location.search = params.toString();
+});
 const select = $<HTMLSelectElement>('arm');
-for (const a of ARMS) select.add(new Option(a, a, a === arm, a === arm));
+for (const a of armsFor(shownPlayer)) select.add(new Option(a, a, a === params.get('arm'), a === (params.get('arm') ?? 'sammy')));
 select.addEventListener('change', () => {
   params.set('arm', select.value);
   location.search = params.toString();
@@ -150,18 +171,20 @@ $('reset').addEventListener('click', () => {
 });
 $('play').addEventListener('click', play);
 $('config').textContent = JSON.stringify(fullConfig(), null, 1);
+void ready.then(() => ($('config').textContent = JSON.stringify(fullConfig(), null, 1))).catch(() => {});
 
 function fmt(v: number | null, digits = 0, unit = ''): string {
   return v === null || !Number.isFinite(v) ? '–' : `${v.toFixed(digits)}${unit}`;
 }
 
 setInterval(() => {
-  if (!playing || stoppedQoe || !sammy || !player || playRequestedMs === null) return;
-  const b = player.getBufferLength('video');
+  if (!playing || stoppedQoe || !sammy || !page || playRequestedMs === null) return;
+  const b = page.bufferS();
   charts.addBuffer((performance.now() - playRequestedMs) / 1000, Number.isFinite(b) ? b : 0);
   const q = sammy.qoe();
   const last = q.chunks.at(-1);
   const rows: [string, string][] = [
+    ['player', PAGE_PLAYERS[playerName].description],
     ['arm', q.arm],
     ['phase', sammy.phase()],
     ['play delay', fmt(q.playDelayS, 3, ' s')],

@@ -3,7 +3,7 @@
  * defaulted: a bad one throws a `SammyConfigError` naming it, its value and what is
  * accepted.
  */
-import type { Arm } from '../abr/arms/index.js';
+import type { Arm, PlayerName } from '../abr/arms/index.js';
 import { SammyConfigError } from '../abr/config.js';
 import type { InitialThroughputHistory } from '../abr/history.js';
 import type { ChunkRecord } from '../abr/records.js';
@@ -29,14 +29,14 @@ function optionalFunction<T>(name: string, value: unknown): T | undefined {
 
 const KNOWN_OPTIONS = ['config', 'segments', 'history', 'arm', 'onChunk', 'log'];
 
-/** Checks every option before the player is touched; a bad one throws a `SammyConfigError` naming it. */
-export function resolveAttachOptions(options: SammyOptions = {}): AttachOptions {
+/** Checks every option before the player is touched; a bad one throws a `SammyConfigError` naming it (an arm must run on `player`). */
+export function resolveAttachOptions(options: SammyOptions = {}, player: PlayerName): AttachOptions {
   if (typeof options !== 'object' || options === null) throw new SammyConfigError(`options must be an object, got ${JSON.stringify(options)}`);
   const unknown = Object.keys(options).filter((k) => !KNOWN_OPTIONS.includes(k));
   if (unknown.length > 0) throw new SammyConfigError(`unknown option ${JSON.stringify(unknown[0])} (known: ${KNOWN_OPTIONS.join(', ')})`);
   const config = resolvePlayerConfig(options.config ?? {});
   return {
-    arm: options.arm === undefined ? 'sammy' : parseArm(options.arm),
+    arm: options.arm === undefined ? 'sammy' : parseArm(options.arm, player),
     config,
     segments: checkSegmentsOption(options.segments),
     history: openHistory(options.history, config.historySize),

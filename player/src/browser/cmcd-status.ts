@@ -11,7 +11,8 @@
  * and inner lists, never a quoted string with a comma, so its members split safely
  * on commas.
  */
-import { decodeCmcd } from '@svta/cml-cmcd';
+import { CMCD_V1_KEYS, decodeCmcd } from '@svta/cml-cmcd';
+import { ARM_REGISTRY, type Arm } from '../abr/arms/index.js';
 import { headerName, headerValue } from './headers.js';
 
 export const CMCD_STATUS_HEADER = 'CMCD-Status';
@@ -67,4 +68,13 @@ export function rtpOf(headers: Record<string, string> | undefined): number | nul
 /** The tb a request carries in its CMCD-Object header, or null. */
 export function tbOf(headers: Record<string, string> | undefined): number | null {
   return integerMember(headers, CMCD_OBJECT_HEADER, 'tb');
+}
+
+/**
+ * The CMCD keys a player sends for an arm: the given set (default CTA-5004's version 1
+ * keys), without `rtp` unless the arm keeps the player's own (we write it ourselves, or
+ * send none).
+ */
+export function playerCmcdKeys(arm: Arm, keys: readonly string[] = CMCD_V1_KEYS): string[] {
+  return ARM_REGISTRY[arm].ownRtp ? [...keys] : keys.filter((k) => k !== 'rtp');
 }

@@ -3,7 +3,7 @@
  * the other arms need. `maxBufferS` is the buffer target of *every* arm (dash.js's
  * buffer settings are set from it), so arms are compared at the same target.
  */
-import { ARM_PARAMS, ARMS, type Arm, type ArmParams } from '../abr/arms/index.js';
+import { ARM_PARAMS, armsFor, PLAYERS, type Arm, type ArmParams, type PlayerName } from '../abr/arms/index.js';
 import { checkSammyField, DEFAULT_SAMMY_CONFIG, isSammyConfigKey, SammyConfigError, type SammyConfig } from '../abr/config.js';
 
 /** The core's parameters plus each arm's own (`src/abr/arms/`: e.g. `fixed4x`'s `fixedRtpMultiplier`). */
@@ -44,8 +44,17 @@ export function armParam(config: PlayerConfig, name: string): number {
   return (config as unknown as Record<string, number>)[name]!;
 }
 
-export function parseArm(value: string | null): Arm {
+/** The page's `?player=` (default dash.js). */
+export function parsePlayer(value: string | null): PlayerName {
+  if (value === null || value === '') return 'dashjs';
+  if ((PLAYERS as readonly string[]).includes(value)) return value as PlayerName;
+  throw new SammyConfigError(`unknown player ${JSON.stringify(value)} (known: ${PLAYERS.join(', ')})`);
+}
+
+/** An arm (default sammy) that runs in the browser on `player` (the page's `?arm=`, a plugin's `arm` option). */
+export function parseArm(value: string | null, player: PlayerName = 'dashjs'): Arm {
   if (value === null || value === '') return 'sammy';
-  if ((ARMS as readonly string[]).includes(value)) return value as Arm;
-  throw new SammyConfigError(`unknown arm ${JSON.stringify(value)} (known: ${ARMS.join(', ')})`);
+  const arms = armsFor(player);
+  if ((arms as readonly string[]).includes(value)) return value as Arm;
+  throw new SammyConfigError(`unknown arm ${JSON.stringify(value)} for player ${player} (known: ${arms.join(', ')})`);
 }

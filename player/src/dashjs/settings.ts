@@ -4,7 +4,8 @@
  * detach (`restorePatch`).
  */
 import { CMCD_KEYS, CmcdTransmissionMode } from '@svta/cml-cmcd';
-import { ARM_REGISTRY, dashjsBufferTimesS, type Arm } from '../abr/arms/index.js';
+import { dashjsBufferTimesS, type Arm } from '../abr/arms/index.js';
+import { playerCmcdKeys } from '../browser/cmcd-status.js';
 import type { PlayerConfig } from '../browser/player-config.js';
 
 /**
@@ -28,7 +29,7 @@ export const BUILT_IN_RULES = [
 
 /** dash.js's CMCD keys: all of them, except `rtp` when we write it ourselves or send none. */
 export function cmcdKeysFor(arm: Arm): string[] {
-  return ARM_REGISTRY[arm].dashjsRtp ? [...CMCD_KEYS] : CMCD_KEYS.filter((k) => k !== 'rtp');
+  return playerCmcdKeys(arm, CMCD_KEYS);
 }
 
 /** A partial dash.js settings object, as `updateSettings()` takes it. */

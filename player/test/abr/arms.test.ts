@@ -1,4 +1,4 @@
-import { ARM_PARAMS, ARM_REGISTRY, ARMS, armsIn, dashjsBufferTimesS, isArmName, spiralRung, type ArmName, type RtpInput } from '../../src/abr/arms/index.js';
+import { ARM_PARAMS, ARM_REGISTRY, ARMS, armsFor, armsIn, PLAYERS, dashjsBufferTimesS, isArmName, spiralRung, type ArmName, type RtpInput } from '../../src/abr/arms/index.js';
 import { isSammyConfigKey, resolveSammyConfig } from '../../src/abr/config.js';
 import { SammySession } from '../../src/abr/session.js';
 import { cbrLadder, LAB_BITRATES_KBPS } from './fixtures.js';
@@ -9,17 +9,28 @@ function input(over: Partial<RtpInput> = {}): RtpInput {
 
 describe('the arm registry', () => {
   test('lists where each arm runs', () => {
-    expect(ARMS).toEqual(['sammy', 'control', 'fixed4x', 'dashjs-rtp']);
-    expect(armsIn('headless')).toEqual(['sammy', 'control', 'fixed4x', 'dashjs-rtp']);
+    expect(ARMS).toEqual(['sammy', 'control', 'fixed4x', 'dashjs-rtp', 'shaka-rtp', 'hlsjs-rtp']);
+    expect(armsIn('headless')).toEqual(['sammy', 'control', 'fixed4x', 'dashjs-rtp', 'shaka-rtp', 'hlsjs-rtp']);
     expect(armsIn('simulator')).toEqual(['sammy', 'control', 'fixed4x', 'spiral']);
     expect(isArmName('spiral')).toBe(true);
     expect(isArmName('bola')).toBe(false);
   });
 
-  test('every browser arm has an rtp policy, every simulated arm a model, every parameter a default in its range', () => {
+  test('per player: every player runs sammy and control (its own ABR, no rtp); each stock rtp arm runs on its own player', () => {
+    expect(armsFor('dashjs')).toEqual(['sammy', 'control', 'fixed4x', 'dashjs-rtp']);
+    expect(armsFor('shaka')).toEqual(['sammy', 'control', 'fixed4x', 'shaka-rtp']);
+    expect(armsFor('hlsjs')).toEqual(['sammy', 'control', 'fixed4x', 'hlsjs-rtp']);
+    for (const player of PLAYERS) expect(armsFor(player)).toEqual(expect.arrayContaining(['sammy', 'control']));
+    expect(armsFor('shaka', 'simulator')).toEqual(['sammy', 'control', 'fixed4x']);
+  });
+
+  test('every browser arm has an rtp policy and a player, every simulated arm a model, every parameter a default in its range', () => {
     for (const name of Object.keys(ARM_REGISTRY) as ArmName[]) {
       const spec = ARM_REGISTRY[name];
       expect(spec.playerRtp !== null).toBe((spec.runs as readonly string[]).includes('browser'));
+      expect(spec.players.length > 0).toBe((spec.runs as readonly string[]).includes('browser'));
+      // A stock rtp arm names a parameter it declares.
+      if (spec.ownRtp) expect(Object.keys(spec.params)).toContain(spec.ownRtp.safetyFactorParam);
       expect(spec.sim !== null).toBe((spec.runs as readonly string[]).includes('simulator'));
     }
     for (const p of Object.values(ARM_PARAMS)) expect(p.default >= p.min && p.default <= p.max).toBe(true);
@@ -31,11 +42,13 @@ describe('the arm registry', () => {
     for (const name of names) expect(isSammyConfigKey(name)).toBe(false);
   });
 
-  test('rtp per arm: control none, fixed4x 4x the top bitrate rounded up, dashjs-rtp keeps dash.js\'s', () => {
+  test("rtp per arm: control none, fixed4x 4x the top bitrate rounded up, the stock rtp arms keep the player's", () => {
     expect(ARM_REGISTRY.control.playerRtp()).toEqual({ rtpKbps: null, floorKbps: null });
     expect(ARM_REGISTRY.fixed4x.playerRtp(input())).toEqual({ rtpKbps: 4200, floorKbps: null });
     expect(ARM_REGISTRY.fixed4x.playerRtp(input({ topKbps: () => 1010 }))).toEqual({ rtpKbps: 4100, floorKbps: null });
     expect(ARM_REGISTRY['dashjs-rtp'].playerRtp()).toBe('keep');
+    expect(ARM_REGISTRY['shaka-rtp'].playerRtp()).toBe('keep');
+    expect(ARM_REGISTRY['hlsjs-rtp'].playerRtp()).toBe('keep');
   });
 
   test("sammy sends the core's pace: none in the initial phase, the pace with its floor after the first frame", () => {

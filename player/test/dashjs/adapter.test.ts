@@ -172,7 +172,7 @@ describe('attachSammy', () => {
     await handle.ready;
     // No history: the no-history rule's rung 0.
     expect(player.settings).toMatchObject({ streaming: { abr: { rules: { throughputRule: { active: false } }, initialBitrate: { video: LAB_BITRATES_KBPS[0] } } } });
-    expect(handle.qoe().config).toMatchObject({ arm: 'sammy', mpd: 'http://127.0.0.1:8080/media/manifest.mpd', maxBufferS: 30 });
+    expect(handle.qoe().config).toMatchObject({ player: 'dashjs', arm: 'sammy', manifest: 'http://127.0.0.1:8080/media/manifest.mpd', maxBufferS: 30 });
   });
 
   test('sammy: no rtp before the first frame; after it the core pace, with the top it was computed from as tb', async () => {

@@ -1,11 +1,12 @@
-/** `control`: dash.js 5's default ABR, unpaced (no rtp). The baseline of every comparison. */
+/** `control`: the player's own default ABR, unpaced (no rtp). The baseline of every comparison. */
 import type { ArmSpec } from './spec.js';
 
 export const CONTROL_ARM = {
-  description: 'dash.js 5 default ABR, no rtp',
-  bitrate: 'dashjs',
-  dashjsRtp: false,
+  description: "the player's own default ABR, no rtp",
+  bitrate: 'player',
+  ownRtp: null,
   runs: ['browser', 'headless', 'simulator'],
+  players: ['dashjs', 'shaka', 'hlsjs'],
   sim: { model: 'dashjs-default' },
   params: {},
   playerRtp: () => ({ rtpKbps: null, floorKbps: null }),

@@ -1,5 +1,5 @@
 /**
- * `fixed4x`: dash.js 5's default ABR, every segment request paced at a fixed multiple
+ * `fixed4x`: the player's own default ABR, every segment request paced at a fixed multiple
  * of the top bitrate (thesis 2.5.4's baseline: 4x).
  */
 import { roundRtpKbps } from '../pace.js';
@@ -14,10 +14,11 @@ export function fixedRtpKbps(topKbps: number, multiplier: number, rtpRoundingKbp
 }
 
 export const FIXED4X_ARM = {
-  description: `dash.js 5 default ABR, rtp = ${FIXED_RTP_TOP_MULTIPLIER}x the top bitrate on every segment request (thesis 2.5.4)`,
-  bitrate: 'dashjs',
-  dashjsRtp: false,
+  description: `the player's own default ABR, rtp = ${FIXED_RTP_TOP_MULTIPLIER}x the top bitrate on every segment request (thesis 2.5.4)`,
+  bitrate: 'player',
+  ownRtp: null,
   runs: ['browser', 'headless', 'simulator'],
+  players: ['dashjs', 'shaka', 'hlsjs'],
   sim: { model: 'dashjs-default', paceTopMultiplier: FIXED_RTP_TOP_MULTIPLIER },
   params: { fixedRtpMultiplier: { default: FIXED_RTP_TOP_MULTIPLIER, min: 0.01, max: 1000 } },
   playerRtp: ({ topKbps, param, rtpRoundingKbps }) => ({

@@ -1,15 +1,15 @@
 /**
  * The experiment arms, one entry each. Adding an arm: a file beside this one with its
- * `ArmSpec` (description, bitrate rule, rtp policy, simulator model, where it runs,
- * its parameters) and one line in {@link ARM_REGISTRY}. The browser adapter
- * (`src/dashjs/`), the simulator (`sim/src/arms/`), the lab's scenario check and the
- * page's arm selector all read this table.
+ * `ArmSpec` (description, bitrate rule, rtp policy, simulator model, where it runs, on
+ * which players, its parameters) and one line in {@link ARM_REGISTRY}. The player
+ * adapters (`src/dashjs/`, `src/shaka/`, `src/hlsjs/`), the simulator (`sim/src/arms/`),
+ * the lab's scenario check and the page's arm selector all read this table.
  */
 import { CONTROL_ARM } from './control.js';
-import { DASHJS_RTP_ARM } from './dashjs-rtp.js';
 import { FIXED4X_ARM } from './fixed4x.js';
+import { DASHJS_RTP_ARM, HLSJS_RTP_ARM, SHAKA_RTP_ARM } from './own-rtp.js';
 import { SAMMY_ARM } from './sammy.js';
-import type { ArmParam, ArmSpec, ArmVenue } from './spec.js';
+import type { ArmParam, ArmSpec, ArmVenue, PlayerName } from './spec.js';
 import { SPIRAL_ARM } from './spiral.js';
 
 export const ARM_REGISTRY = {
@@ -17,6 +17,8 @@ export const ARM_REGISTRY = {
   control: CONTROL_ARM,
   fixed4x: FIXED4X_ARM,
   'dashjs-rtp': DASHJS_RTP_ARM,
+  'shaka-rtp': SHAKA_RTP_ARM,
+  'hlsjs-rtp': HLSJS_RTP_ARM,
   spiral: SPIRAL_ARM,
 } as const satisfies Record<string, ArmSpec>;
 
@@ -37,6 +39,11 @@ export function armsIn<V extends ArmVenue>(venue: V): readonly ArmIn<V>[] {
 
 export const ARMS: readonly Arm[] = armsIn('browser');
 
+/** The arms that run in `venue` on `player`, in registry order (the page's arm selector, `?arm=`). */
+export function armsFor(player: PlayerName, venue: ArmVenue = 'browser'): readonly Arm[] {
+  return armsIn(venue).filter((name) => (ARM_REGISTRY[name].players as readonly PlayerName[]).includes(player)) as Arm[];
+}
+
 export function isArmName(name: string): name is ArmName {
   return Object.prototype.hasOwnProperty.call(ARM_REGISTRY, name);
 }
@@ -56,4 +63,4 @@ export type ArmParams = UnionToIntersection<{ [K in ArmName]: { -readonly [P in 
 export { dashjsBufferTimesS, type DashjsBufferTimesS } from './buffer-target.js';
 export { fixedRtpKbps, FIXED_RTP_TOP_MULTIPLIER } from './fixed4x.js';
 export { SPIRAL_RULE, spiralRung, type SpiralRule } from './spiral.js';
-export type { ArmParam, ArmSpec, ArmVenue, BitrateRule, RtpChoice, RtpInput, SimModel } from './spec.js';
+export { PLAYERS, type ArmParam, type ArmSpec, type ArmVenue, type BitrateRule, type OwnRtp, type PlayerName, type RtpChoice, type RtpInput, type SimModel } from './spec.js';

@@ -7,8 +7,9 @@ import type { ArmSpec } from './spec.js';
 export const SAMMY_ARM = {
   description: 'the Sammy rule and pace: no rtp before the first frame, the core pace after',
   bitrate: 'sammy',
-  dashjsRtp: false,
+  ownRtp: null,
   runs: ['browser', 'headless', 'simulator'],
+  players: ['dashjs', 'shaka', 'hlsjs'],
   sim: { model: 'sammy-core' },
   params: {},
   playerRtp: ({ session, bufferS, segmentIndex, maxRung }) => {

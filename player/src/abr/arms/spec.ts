@@ -12,8 +12,23 @@ import type { SammySession } from '../session.js';
  */
 export type ArmVenue = 'browser' | 'headless' | 'simulator';
 
-/** Who picks the bitrate: the Sammy core, dash.js 5's default ABR, or the thesis 2.2.3 example rule. */
-export type BitrateRule = 'sammy' | 'dashjs' | 'thesis-2.2.3';
+/**
+ * Who picks the bitrate: the Sammy core, the player's own default ABR (dash.js's rules,
+ * Shaka's SimpleAbrManager, hls.js's AbrController), or the thesis 2.2.3 example rule.
+ */
+export type BitrateRule = 'sammy' | 'player' | 'thesis-2.2.3';
+
+/** The web players the page drives (`?player=`), each through its own thin adapter. */
+export const PLAYERS = ['dashjs', 'shaka', 'hlsjs'] as const;
+export type PlayerName = (typeof PLAYERS)[number];
+
+/**
+ * The player computes and sends its own CMCD `rtp` (the adapter leaves the key on);
+ * `safetyFactorParam` names the arm parameter that sets the player's `rtpSafetyFactor`.
+ */
+export interface OwnRtp {
+  readonly safetyFactorParam: string;
+}
 
 /**
  * The simulator's model of the arm's player (`sim/src/arms/index.ts` maps each to a
@@ -49,16 +64,18 @@ export interface RtpInput {
   param: (name: string) => number;
 }
 
-/** The request's rtp (null: none) and the Eq. 2.1 floor it was computed with; `keep`: leave dash.js's own. */
+/** The request's rtp (null: none) and the Eq. 2.1 floor it was computed with; `keep`: leave the player's own. */
 export type RtpChoice = { rtpKbps: number | null; floorKbps: number | null } | 'keep';
 
 export interface ArmSpec {
   /** One line for READMEs, usage texts and reports. */
   readonly description: string;
   readonly bitrate: BitrateRule;
-  /** dash.js computes and sends its own CMCD `rtp` (the player leaves the key on). */
-  readonly dashjsRtp: boolean;
+  /** null: the player's own CMCD `rtp` is switched off (the arm's `playerRtp` decides what is sent). */
+  readonly ownRtp: OwnRtp | null;
   readonly runs: readonly ArmVenue[];
+  /** The players the arm runs on in the browser (`?player=`); empty for simulator-only arms. */
+  readonly players: readonly PlayerName[];
   /** null: the simulator does not model this arm. */
   readonly sim: SimModel | null;
   /** Parameters this arm adds to the player config, with defaults and accepted ranges. */

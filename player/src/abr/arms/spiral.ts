@@ -34,8 +34,9 @@ export function spiralRung(bitratesKbps: readonly number[], recentKbps: readonly
 export const SPIRAL_ARM = {
   description: 'thesis 2.2.3: highest bitrate < c x min recent throughput, paced at a multiple of the bitrate (simulator only)',
   bitrate: 'thesis-2.2.3',
-  dashjsRtp: false,
+  ownRtp: null,
   runs: ['simulator'],
+  players: [],
   sim: { model: 'spiral' },
   params: {},
   playerRtp: null,

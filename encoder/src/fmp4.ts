@@ -1,0 +1,104 @@
+/**
+ * The real duration of a fragmented-MP4 media segment, read from its boxes (ISO/IEC
+ * 14496-12): the init segment's `mdhd` timescale and `trex` default, and each
+ * fragment's `tfhd` default and `trun` sample durations. The HLS playlists' EXTINF
+ * values come from here, so they match what a player will append (an AAC segment is a
+ * whole number of 1024-sample frames, never exactly the nominal 2 s).
+ */
+import { EncoderError } from './errors.js';
+
+interface Box {
+  type: string;
+  /** Offset of the payload (after the header). */
+  start: number;
+  end: number;
+}
+
+const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'mvex', 'moof', 'traf']);
+
+function boxesIn(view: DataView, start: number, end: number, what: string): Box[] {
+  const out: Box[] = [];
+  let at = start;
+  while (at + 8 <= end) {
+    let size = view.getUint32(at);
+    const type = String.fromCharCode(view.getUint8(at + 4), view.getUint8(at + 5), view.getUint8(at + 6), view.getUint8(at + 7));
+    let header = 8;
+    if (size === 1) {
+      size = Number(view.getBigUint64(at + 8));
+      header = 16;
+    } else if (size === 0) {
+      size = end - at;
+    }
+    if (size < header || at + size > end) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: box ${JSON.stringify(type)} at byte ${at} overruns its parent`);
+    out.push({ type, start: at + header, end: at + size });
+    at += size;
+  }
+  return out;
+}
+
+/** Every box of `path` (e.g. `['moov', 'trak', 'mdia', 'mdhd']`) below the top level. */
+function find(view: DataView, path: string[], what: string, from: Box = { type: '', start: 0, end: view.byteLength }): Box[] {
+  const [head, ...rest] = path;
+  const matches = boxesIn(view, from.start, from.end, what).filter((b) => b.type === head);
+  if (rest.length === 0) return matches;
+  return matches.filter((b) => CONTAINERS.has(b.type)).flatMap((b) => find(view, rest, what, b));
+}
+
+function viewOf(bytes: Uint8Array): DataView {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** What a media segment's duration needs from its init segment (one track per file, as the encoder writes). */
+export interface TrackTiming {
+  timescale: number;
+  /** `trex` default_sample_duration; 0 if absent. */
+  defaultSampleDuration: number;
+}
+
+export function trackTiming(init: Uint8Array, what = 'init segment'): TrackTiming {
+  const view = viewOf(init);
+  const mdhd = find(view, ['moov', 'trak', 'mdia', 'mdhd'], what)[0];
+  if (!mdhd) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: no moov/trak/mdia/mdhd box`);
+  // FullBox: version(1) flags(3); v1 has 64-bit creation/modification times.
+  const version = view.getUint8(mdhd.start);
+  const timescale = view.getUint32(mdhd.start + (version === 1 ? 20 : 12));
+  if (timescale === 0) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: mdhd timescale is 0`);
+  const trex = find(view, ['moov', 'mvex', 'trex'], what)[0];
+  // trex: FullBox header(4) track_ID(4) default_sample_description_index(4) default_sample_duration(4).
+  const defaultSampleDuration = trex ? view.getUint32(trex.start + 12) : 0;
+  return { timescale, defaultSampleDuration };
+}
+
+/** The media segment's duration in seconds: the sum of its samples' durations. */
+export function segmentDurationS(segment: Uint8Array, timing: TrackTiming, what = 'media segment'): number {
+  const view = viewOf(segment);
+  let ticks = 0;
+  const trafs = find(view, ['moof', 'traf'], what);
+  if (trafs.length === 0) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: no moof/traf box`);
+  for (const traf of trafs) {
+    let defaultDuration = timing.defaultSampleDuration;
+    const tfhd = find(view, ['tfhd'], what, traf)[0];
+    if (tfhd) {
+      const flags = view.getUint32(tfhd.start) & 0xffffff;
+      // tfhd optional fields in order: base_data_offset(8), sample_description_index(4), default_sample_duration(4).
+      let at = tfhd.start + 8;
+      if (flags & 0x1) at += 8;
+      if (flags & 0x2) at += 4;
+      if (flags & 0x8) defaultDuration = view.getUint32(at);
+    }
+    for (const trun of find(view, ['trun'], what, traf)) {
+      const flags = view.getUint32(trun.start) & 0xffffff;
+      const count = view.getUint32(trun.start + 4);
+      let at = trun.start + 8;
+      if (flags & 0x1) at += 4; // data_offset
+      if (flags & 0x4) at += 4; // first_sample_flags
+      const perSample = [0x100, 0x200, 0x400, 0x800].filter((f) => flags & f).length * 4;
+      if (!(flags & 0x100)) {
+        ticks += count * defaultDuration;
+        continue;
+      }
+      for (let i = 0; i < count; i++) ticks += view.getUint32(at + i * perSample);
+    }
+  }
+  return ticks / timing.timescale;
+}

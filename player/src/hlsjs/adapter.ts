@@ -1,0 +1,178 @@
+/**
+ * Thin hls.js adapter around the Sammy core, with the same options and handle as the
+ * dash.js plugin. hls.js takes its ABR controller and its loaders as classes when it is
+ * constructed, so the plugin is a configuration plus a handle:
+ *
+ *   const setup = sammyHls({ segments: '/media/segments.json' });
+ *   const hls = new Hls({ ...setup.config });
+ *   const sammy = setup.attach(hls);   // before hls.loadSource()
+ *
+ * What every player plugin shares is src/browser/attachment.ts; this file is
+ * responsible for:
+ *   1. hls.js's configuration: the buffer target, CMCD in headers (version 1, `rtp` only
+ *      when the arm keeps hls.js's own), and for the `sammy` arm the Sammy ABR
+ *      controller (abr-controller.ts).
+ *   2. A playlist loader that holds the manifest request until the segment sizes are
+ *      loaded, so the core is there before hls.js picks the first level.
+ *   3. A fragment loader around hls.js's own, which hls.js's CMCD step wraps in turn,
+ *      so it runs after that step: every fragment request (init and media, video and
+ *      audio) goes to the playback, which sets or strips `rtp` in `CMCD-Status` as the
+ *      arm's policy says, with the `tb` it was computed from (hls.js sends no `tb` for
+ *      video-only fragments); each video chunk's bytes, hls.js's timing and
+ *      Server-Timing go back to the playback for its ChunkRecord.
+ *   4. `detach()`: the loaders pass everything through unchanged and hls.js's own ABR
+ *      decides again (the classes stay: hls.js has no way to take them out).
+ * Nothing here throws into hls.js: a failing step logs, and the request or response
+ * goes on unchanged.
+ */
+import Hls from 'hls.js';
+import type { FragmentLoaderConstructor, FragmentLoaderContext, HlsConfig, Loader, LoaderCallbacks, LoaderConfiguration, PlaylistLoaderConstructor, PlaylistLoaderContext } from 'hls.js';
+import { ARM_REGISTRY } from '../abr/arms/index.js';
+import { resolveAttachOptions, type AttachOptions } from '../browser/attach-options.js';
+import { pageUrl, SammyAttachment } from '../browser/attachment.js';
+import { playerCmcdKeys } from '../browser/cmcd-status.js';
+import type { SammyHandle, SammyOptions } from '../browser/options.js';
+import { armParam } from '../browser/player-config.js';
+import { byteLength, guarded, type ChunkRequest } from '../browser/playback.js';
+import { levelRungs, sammyAbrController, type SammyAbr } from './abr-controller.js';
+
+type LoaderClass<C extends FragmentLoaderContext | PlaylistLoaderContext> = new (config: HlsConfig) => Loader<C>;
+
+/** hls.js's configuration for the arm (without the plugin's classes). */
+export function hlsjsConfig(o: Pick<AttachOptions, 'arm' | 'config'>): Partial<HlsConfig> {
+  const ownRtp = ARM_REGISTRY[o.arm].ownRtp;
+  return {
+    // Every arm plays to the same buffer target (hls.js grows maxBufferLength up to maxMaxBufferLength).
+    maxBufferLength: o.config.maxBufferS,
+    maxMaxBufferLength: o.config.maxBufferS,
+    cmcd: {
+      useHeaders: true,
+      version: 1,
+      includeKeys: playerCmcdKeys(o.arm) as NonNullable<HlsConfig['cmcd']>['includeKeys'],
+      ...(ownRtp ? { rtpSafetyFactor: armParam(o.config, ownRtp.safetyFactorParam) } : {}),
+    },
+  };
+}
+
+export interface SammyHlsSetup {
+  /** Spread into the hls.js configuration (`new Hls({ ...setup.config, ...yours })`; keep these keys). */
+  readonly config: Partial<HlsConfig>;
+  /** The player made with that configuration; call before `hls.loadSource()`. */
+  attach(hls: Hls): SammyHandle;
+}
+
+/** Sammy for hls.js. Throws a `SammyConfigError` for a bad option. */
+export function sammyHls(options?: SammyOptions): SammyHlsSetup {
+  const attachment = new HlsjsAttachment(resolveAttachOptions(options, 'hlsjs'));
+  return { config: attachment.hlsConfig(), attach: (hls) => attachment.attachTo(hls) };
+}
+
+class HlsjsAttachment extends SammyAttachment {
+  #hls: Hls | null = null;
+  #abr: SammyAbr | null = null;
+
+  constructor(o: AttachOptions) {
+    super('hlsjs', o);
+  }
+
+  attachTo(hls: Hls): SammyHandle {
+    if (this.#hls && this.#hls !== hls) throw new Error('this Sammy setup is attached to another hls.js player already');
+    this.#hls = hls;
+    return this;
+  }
+
+  hlsConfig(): Partial<HlsConfig> {
+    const base = Hls.DefaultConfig.loader as unknown as LoaderClass<never>;
+    return {
+      ...hlsjsConfig(this.o),
+      pLoader: this.#playlistLoader(base),
+      fLoader: this.#fragmentLoader(base),
+      ...(this.sammyBitrate
+        ? { abrController: sammyAbrController(() => (this.detached ? null : this.live), this.o.log, (abr) => void (this.#abr = abr)) as unknown as HlsConfig['abrController'] }
+        : {}),
+    };
+  }
+
+  protected videoElement(): HTMLVideoElement {
+    return this.#hls!.media as HTMLVideoElement;
+  }
+
+  protected videoBufferS(): number {
+    return this.#hls?.mainForwardBufferInfo?.len ?? 0;
+  }
+
+  protected playerTopKbps(): number {
+    return Math.max(0, ...(this.#hls?.levels ?? []).map((l) => l.bitrate / 1000));
+  }
+
+  protected uninstall(): void {
+    // The loaders and the controller check `detached`: they pass through from now on.
+  }
+
+  /** Holds the manifest request until the playback has started. */
+  #playlistLoader(Base: LoaderClass<PlaylistLoaderContext>): PlaylistLoaderConstructor {
+    const self = this;
+    return class SammyPlaylistLoader extends Base {
+      override load(context: PlaylistLoaderContext, config: LoaderConfiguration, callbacks: LoaderCallbacks<PlaylistLoaderContext>): void {
+        if (context.type !== 'manifest' || self.live !== null || self.detached) return super.load(context, config, callbacks);
+        if (!self.#hls?.media) {
+          self.o.log('hls.js has no media element when it loads the manifest (call hls.attachMedia() before hls.loadSource()): Sammy stays off');
+          return super.load(context, config, callbacks);
+        }
+        void self
+          .start(new URL(context.url, pageUrl()).href)
+          .catch((err: unknown) => self.o.log('could not start the playback; the manifest goes out unchanged', err))
+          .then(() => super.load(context, config, callbacks));
+      }
+    };
+  }
+
+  /** hls.js's own fragment loader, with the playback on each request and response. */
+  #fragmentLoader(Base: LoaderClass<FragmentLoaderContext>): FragmentLoaderConstructor {
+    const self = this;
+    return class SammyFragmentLoader extends Base {
+      override load(context: FragmentLoaderContext, config: LoaderConfiguration, callbacks: LoaderCallbacks<FragmentLoaderContext>): void {
+        const chunk = self.#onRequest(context);
+        if (!chunk) return super.load(context, config, callbacks);
+        super.load(context, config, {
+          ...callbacks,
+          onSuccess: (response, stats, ctx, networkDetails) => {
+            const live = self.live;
+            if (live && !self.detached) {
+              guarded(self.o.log, 'fragment loader failed; chunk not recorded', undefined, () => {
+                live.onResponse(chunk, {
+                  status: response.code ?? 200,
+                  sizeBytes: byteLength(response.data),
+                  playerDownloadMs: stats.loading.end - stats.loading.start,
+                  serverTiming: networkDetails instanceof XMLHttpRequest ? networkDetails.getResponseHeader('server-timing') : null,
+                });
+                self.#abr?.afterChunk();
+              });
+            }
+            callbacks.onSuccess(response, stats, ctx, networkDetails);
+          },
+        });
+      }
+    };
+  }
+
+  /** The arm's rtp on a fragment request; for a video chunk, what the response step needs. */
+  #onRequest(context: FragmentLoaderContext): ChunkRequest | null {
+    const live = this.live;
+    if (!live || this.detached) return null;
+    return guarded(this.o.log, 'fragment loader failed; request sent as hls.js made it', null, () => {
+      const { frag } = context;
+      const { headers, chunk } = live.onRequest(
+        {
+          url: context.url,
+          mediaType: frag.type === 'main' ? 'video' : 'audio',
+          type: frag.sn === 'initSegment' ? 'InitializationSegment' : 'MediaSegment',
+          rung: levelRungs(this.#hls?.levels ?? [])[frag.level] ?? null,
+        },
+        context.headers,
+      );
+      if (headers) context.headers = headers;
+      return chunk;
+    });
+  }
+}
