@@ -53,7 +53,10 @@ function inNode(c: Case): Decision {
   // Node drops an empty header value before it reaches the reader (so does the driver's '-').
   const headers = Object.fromEntries(Object.entries(c.headers).filter(([, v]) => v !== ''));
   const r = readRateRequest(headers, c.query ?? '', MAX_BYTES);
-  return { rtpKbps: r.rtpKbps, source: r.source, hasProblem: r.problem !== null, problem: r.problem ?? '' };
+  // The server also reads `tb`/`br` for its spiral guard; the edge has no guard and reads
+  // only `rtp`, so the server's notes about those keys are not the edge's business.
+  const problem = (r.problem ?? '').split('; ').filter((p) => !/^(tb|br) .* is not a positive bitrate \(kbps\): ignored$/.test(p)).join('; ');
+  return { rtpKbps: r.rtpKbps, source: r.source, hasProblem: problem !== '', problem };
 }
 
 const status = (value: string): Case => ({ headers: { 'cmcd-status': value }, query: null });
