@@ -41,7 +41,9 @@ test.describe.serial('lab: headless players, A/B design', () => {
       expect(Math.max(...r.sessions.map((s) => s.originS!))).toBeLessThan(Math.min(...ends));
       for (const s of r.sessions) {
         expect(s.metrics.playDelayS).toBeGreaterThan(0);
-        expect(s.qoe!.chunks.length).toBeGreaterThan(2);
+        // The first segment and at least one more while sharing: 8 s on a saturated 5 Mbit/s
+        // link with four viewers may rebuffer, so two is all a loaded machine guarantees.
+        expect(s.qoe!.chunks.length).toBeGreaterThanOrEqual(2);
       }
     }
   });
