@@ -6,7 +6,7 @@ import { checkNodeVersion, ensureAptPackages, ensureNpmDependencies, run, say } 
 
 checkNodeVersion();
 ensureNpmDependencies();
-const missing = ensureAptPackages(['ffmpeg', 'chromium', 'iproute2', 'tcpdump', 'iputils-ping', 'gcc', 'libc6-dev']);
+const missing = ensureAptPackages(['ffmpeg', 'chromium', 'iproute2', 'tcpdump', 'iputils-ping', 'gcc', 'libc6-dev', 'openssl']);
 if (missing.length > 0) say(`tests that need ${missing.join(', ')} will be skipped`);
 
 const steps = [

@@ -16,7 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ensureAptPackages } from '../../scripts/setup.mjs';
-import { killAll, start, startServer, stop, waitForOutput, type Managed } from '../src/process.js';
+import { childPids, killAll, start, startServer, stop, waitForOutput, type Managed } from '../src/process.js';
 import { readTelemetry, type ResponseTelemetry } from '../src/telemetry.js';
 import type { ClientJob, GetResult, LoadResult } from './client.js';
 import { cpuRatios, type CpuRow } from './cpu-ratios.js';
@@ -39,14 +39,6 @@ function cpuTicks(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
-}
-
-function childPids(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
 }
 
 /** CPU seconds used so far by a process and its children (nginx: master + workers). */

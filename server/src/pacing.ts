@@ -16,6 +16,7 @@ import type { ServerOptions } from './options.js';
 import { socketFd, UNLIMITED_PACING_RATE, type SocketControl } from './socket.js';
 import type { TcpInfo } from './tcpinfo.js';
 import { buildTelemetry, type PacingOutcome } from './telemetry.js';
+import { plaintextBytesForWire } from './tls.js';
 import { bytesPerSToKbps, kbpsToBytesPerS } from './units.js';
 
 export interface PacingContext {
@@ -347,7 +348,10 @@ export class PacingController {
     if (plan === null || rateBytesPerS === null) return { body: payload, pacer: null };
     this.#ctx.metrics.pacedResponses.inc({ mechanism: plan.mechanism });
     if (plan.mechanism !== 'app') return { body: payload, pacer: null };
-    const pacer = new BurstPacer({ rateBytesPerS, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) });
+    // Over TLS each write becomes records that carry a header and a tag: the write is
+    // made that much smaller so the burst on the wire is still N x MSS.
+    const chunkBytes = this.#ctx.options.tls === null ? plan.chunkBytes : plaintextBytesForWire(plan.chunkBytes);
+    const pacer = new BurstPacer({ rateBytesPerS, chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) });
     // Errors surface through the pacer, which fastify is sending.
     pipeline(payload as Readable, pacer, () => {});
     return { body: pacer, pacer };
