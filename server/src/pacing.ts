@@ -14,6 +14,7 @@ import type { DeviceGsoTable } from './kernel-settings.js';
 import type { ServerMetrics } from './metrics.js';
 import type { ServerOptions } from './options.js';
 import { socketFd, UNLIMITED_PACING_RATE, type SocketControl } from './socket.js';
+import { TAIL_BYTES, TailGate } from './tail.js';
 import type { TcpInfo } from './tcpinfo.js';
 import { buildTelemetry, type PacingOutcome } from './telemetry.js';
 import { plaintextBytesForWire } from './tls.js';
@@ -66,6 +67,12 @@ interface MediaResponse extends RateDecision {
   pending: Readable | null;
   /** For a queued response: the body fastify sends, fed once the response starts. */
   gate: PassThrough | null;
+  /** A paced body's last byte, held until the rest has left (tail.ts). */
+  tailGate: TailGate | null;
+  /** The wait for the rest to leave before the last byte; ended early if the response ends. */
+  tailWait: { timer: NodeJS.Timeout | null; resolve: () => void } | null;
+  /** TCP_INFO just before the cap was removed ahead of the last byte (its max_pacing_rate goes in the line). */
+  capInfo: TcpInfo | null;
   /** The response has started: its rate is set, its bytes counted from here. */
   started: boolean;
   start: TcpInfo | null;
@@ -209,6 +216,9 @@ export class PacingController {
       pacer: null,
       pending: hasBody ? (payload as Readable) : null,
       gate: null,
+      tailGate: null,
+      tailWait: null,
+      capInfo: null,
       started: false,
       start: null,
       startMs: performance.now(),
@@ -275,7 +285,64 @@ export class PacingController {
     if (pending === null) return null;
     const { body, pacer } = this.#bodyFor(pending, decision, start);
     response.pacer = pacer;
-    return body;
+    return decision.outcome === 'paced' ? this.#withTail(response, body as Readable) : body;
+  }
+
+  /** The body with its last byte held back until the rest has left and the cap is gone (tail.ts). */
+  #withTail(response: MediaResponse, body: Readable): TailGate {
+    const gate = new TailGate(TAIL_BYTES, () => this.#releaseTail(response));
+    response.tailGate = gate;
+    // Errors surface through the gate, which fastify is sending.
+    pipeline(body, gate, () => {});
+    return gate;
+  }
+
+  /**
+   * Resolves once every byte before the held-back last byte has left the socket
+   * (Node's buffers empty and TCP_INFO notsent_bytes 0), after removing the cap; at
+   * once when the response has ended another way. Polls spaced by the expected
+   * remaining send time, as the drain wait does.
+   */
+  #releaseTail(response: MediaResponse): Promise<void> {
+    return new Promise((resolve) => {
+      const wait = { timer: null as NodeJS.Timeout | null, resolve };
+      response.tailWait = wait;
+      const poll = (): void => {
+        wait.timer = null;
+        if (response.done || response.socket.destroyed) return this.#endTailWait(response);
+        const fd = socketFd(response.socket);
+        const inNodeBytes = (response.tailGate?.readableLength ?? 0) + response.reply.raw.writableLength;
+        const info = inNodeBytes === 0 && fd !== null ? this.#ctx.control.readTcpInfo(fd) : null;
+        if (fd === null || (inNodeBytes === 0 && (info === null || info.notsentBytes === 0))) {
+          this.#liftBeforeTail(response, fd, info);
+          return this.#endTailWait(response);
+        }
+        const pendingBytes = inNodeBytes + (info?.notsentBytes ?? 0);
+        const rate = response.rateBytesPerS ?? UNPACED_DRAIN_RATE_BYTES_PER_S;
+        wait.timer = setTimeout(poll, Math.min(DRAIN_POLL_MAX_MS, Math.max(DRAIN_POLL_MIN_MS, (pendingBytes / rate) * 1000)));
+      };
+      poll();
+    });
+  }
+
+  #endTailWait(response: MediaResponse): void {
+    const wait = response.tailWait;
+    if (wait === null) return;
+    response.tailWait = null;
+    if (wait.timer !== null) clearTimeout(wait.timer);
+    wait.resolve();
+  }
+
+  /**
+   * Removes the cap before the last byte is written: it still leaves at its paced
+   * time (the departure time the skb before it set), and the ACK it brings back
+   * raises the socket's pacing rate, so the next response starts unpaced.
+   */
+  #liftBeforeTail(response: MediaResponse, fd: number | null, info: TcpInfo | null): void {
+    const { state } = response;
+    if (fd === null || state.active !== response) return;
+    response.capInfo = info ?? this.#ctx.control.readTcpInfo(fd);
+    if (state.paced && this.#setRate(fd, UNLIMITED_PACING_RATE)) state.paced = false;
   }
 
   /** Starts the queued response Node is sending now, once the socket's active one has ended. */
@@ -420,11 +487,17 @@ export class PacingController {
     if (response.onSocketClose !== null) response.socket.removeListener('close', response.onSocketClose);
     response.onSocketClose = null;
     if (!response.started) return this.#dropQueued(response);
-    if (response.pacer !== null && !response.pacer.destroyed && response.aborted) response.pacer.destroy();
+    this.#endTailWait(response);
+    if (response.aborted) {
+      if (response.pacer !== null && !response.pacer.destroyed) response.pacer.destroy();
+      if (response.tailGate !== null && !response.tailGate.destroyed) response.tailGate.destroy();
+    }
     const { control, metrics } = this.#ctx;
     const durationMs = performance.now() - response.startMs;
     const fd = socketFd(response.socket);
-    const endInfo = end ?? (fd === null ? null : control.readTcpInfo(fd)) ?? response.lastInfo;
+    const readInfo = end ?? (fd === null ? null : control.readTcpInfo(fd)) ?? response.lastInfo;
+    // The line reports the cap the response was sent under, also when it was removed before the last byte.
+    const endInfo = readInfo !== null && response.capInfo !== null ? { ...readInfo, maxPacingRateBytesPerS: response.capInfo.maxPacingRateBytesPerS } : readInfo;
     const { state } = response;
     if (state.active === response) {
       state.active = null;

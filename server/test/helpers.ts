@@ -9,6 +9,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { Http1Connection, type Http1Response } from '../bench/http1.js';
 import { buildApp, type AppDependencies } from '../src/app.js';
 import type { ServerOptionsInput } from '../src/options.js';
 import type { ResponseTelemetry } from '../src/telemetry.js';
@@ -75,6 +76,25 @@ export async function startServer(input: ServerOptionsInput, deps: AppDependenci
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address() as net.AddressInfo;
   return { app, port: address.port, logs, close: () => app.close() };
+}
+
+/**
+ * Writes `heads` on one new connection in one write (pipelined), waits for every
+ * response, then for the server's telemetry line of each (by the client's port).
+ */
+export async function pipelinedExchange(server: RunningServer, heads: string[], o: { tls?: boolean } = {}): Promise<{ responses: Http1Response[]; lines: ResponseTelemetry[] }> {
+  const conn = await Http1Connection.open('127.0.0.1', server.port, o);
+  try {
+    const responses = await Promise.all(conn.send(heads));
+    const localPort = conn.socket.localPort!;
+    const lines = await waitFor(() => {
+      const mine = server.logs.media().filter((t) => t.remotePort === localPort);
+      return mine.length === heads.length ? mine : null;
+    });
+    return { responses, lines };
+  } finally {
+    conn.close();
+  }
 }
 
 export interface TimedResponse {

@@ -2,13 +2,15 @@
 // openssl for this run: the same pacing as plain HTTP (the cap is set on the TCP
 // socket under the TLS one), the same telemetry, and bad TLS input refused.
 import https from 'node:https';
+import { requestHead } from '../bench/http1.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer as startServerProcess, stop } from '../src/process.js';
 import { loadSocketControl } from '../src/socket.js';
+import type { ResponseTelemetry } from '../src/telemetry.js';
 import { plaintextBytesForWire, TLS_RECORD_OVERHEAD_BYTES } from '../src/tls.js';
 import {
-  MB, makeDir, makeSelfSignedCert, measureUntil, metricValue, opensslMissing, randomFile, rawExchange, removeDir, startServer, timedGet,
+  MB, makeDir, makeSelfSignedCert, measureUntil, metricValue, opensslMissing, pipelinedExchange, randomFile, rawExchange, removeDir, startServer, timedGet,
   type RunningServer, type SelfSignedCert, type TimedResponse,
 } from './helpers.js';
 
@@ -76,6 +78,30 @@ describeTls.each([['kernel'], ['app']] as const)('HTTPS with --burst-mode %s', (
       expect(line).toMatchObject({ pacing: 'unpaced', maxPacingRateBytesPerS: 'unlimited', bytes: 10 * MB });
     } finally {
       agent.destroy();
+    }
+  }, 40_000);
+
+  test('two pipelined paced requests over TLS: in order, each at its own rate, each with its own bytes', async () => {
+    const range = { Range: `bytes=0-${2 * MB - 1}` };
+    const run = () =>
+      pipelinedExchange(
+        server,
+        [
+          requestHead('127.0.0.1', '/media/four.m4s', { ...range, 'CMCD-Status': 'rtp=16000' }),
+          requestHead('127.0.0.1', '/media/big.m4s', { ...range, 'CMCD-Status': 'rtp=32000' }),
+        ],
+        { tls: true },
+      );
+    const ratio = (t: ResponseTelemetry): number => t.achievedRateKbps! / t.appliedRateKbps!;
+    const { responses, lines } = await measureUntil('pipelined over TLS', run, (r) => r.lines.every((t) => ratio(t) > 0.85));
+    expect(responses.map((r) => [r.status, r.bodyBytes])).toEqual([[206, 2 * MB], [206, 2 * MB]]);
+    expect(lines.map((t) => [t.path, t.pacing, t.appliedRateKbps, t.bytes])).toEqual([
+      ['/media/four.m4s', 'paced', 16_000, 2 * MB],
+      ['/media/big.m4s', 'paced', 32_000, 2 * MB],
+    ]);
+    for (const t of lines) {
+      expect(ratio(t)).toBeGreaterThan(0.85);
+      expect(ratio(t)).toBeLessThan(1.3);
     }
   }, 40_000);
 
