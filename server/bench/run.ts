@@ -6,7 +6,13 @@
 //   2. burst trains from a tcpdump capture on the sender, N = 1, 4, 8, 40 at 2 and
 //      8 MB/s, for the kernel's own trains, the server's default plan, and the
 //      namespace mechanism (tcp_min_tso_segs + gso_max_segs);
-//   3. server CPU per GB served against Debian's nginx, same files, same clients.
+//   3. server CPU per GB served against Debian's nginx, same files, same clients;
+//   4. `tls`: the same over HTTPS, beside nginx over HTTPS (bench/tls.ts);
+//   5. `connections`: 10,000 concurrent paced keep-alive connections (bench/connections.ts);
+//   6. `carryover`: the response after a paced one on a keep-alive connection, and
+//      pipelined requests (bench/carryover.ts).
+// `--only a,b` runs some sections; `--json FILE` writes the figures; `--netns-prefix P`
+// names the namespaces P<pid>s and P<pid>c (default sbench).
 // Needs root (namespaces, tcpdump). Not part of `npm test`.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,11 +22,15 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ensureAptPackages } from '../../scripts/setup.mjs';
-import { childPids, killAll, start, startServer, stop, waitForOutput, type Managed } from '../src/process.js';
+import { childPids, killAll, start, startServer, stop, waitForOutput } from '../src/process.js';
 import { readTelemetry, type ResponseTelemetry } from '../src/telemetry.js';
+import { carryover } from './carryover.js';
 import type { ClientJob, GetResult, LoadResult } from './client.js';
+import { connections } from './connections.js';
 import { cpuRatios, type CpuRow } from './cpu-ratios.js';
-import { BenchNet, sh } from './netns.js';
+import { fmt, type BenchKit, type BenchServer as Server, type NginxOptions } from './kit.js';
+import { BENCH_PREFIX, BenchNet, sh } from './netns.js';
+import { tlsSection } from './tls.js';
 import { parseTcpdump, summarizeTrains, TRAIN_BUCKETS, trainLengths, type TrainSummary } from './trains.js';
 
 const SERVER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -47,14 +57,6 @@ function cpuSeconds(pid: number): number {
   return [pid, ...childPids(pid)].reduce((sum, p) => sum + cpuTicks(p), 0) / ticksPerS;
 }
 
-interface Server {
-  name: string;
-  process: Managed;
-  pid: number;
-  port: number;
-  logFile: string | null;
-}
-
 /** Runs `cmd args` inside the server's namespace. */
 const inServer = (net: BenchNet) => (cmd: string, args: string[]): [string, string[]] => ['ip', net.inServer([cmd, ...args])];
 
@@ -69,7 +71,7 @@ async function startSammy(net: BenchNet, work: string, mediaDir: string, name: s
   return { name, process: s.process, pid: s.process.child.pid!, port: s.port, logFile };
 }
 
-async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, limitRateBytesPerS: number | null): Promise<Server> {
+async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, o: NginxOptions): Promise<Server> {
   const prefix = mkdtempSync(join(work, `${name}-`));
   const conf = join(prefix, 'nginx.conf');
   writeFileSync(
@@ -87,8 +89,11 @@ http {
   keepalive_requests 1000000;
   types { video/mp4 m4s; }
   server {
-    listen ${net.serverIp}:${port};
-    location /media/ { alias ${mediaDir}/; ${limitRateBytesPerS === null ? '' : `limit_rate ${limitRateBytesPerS};`} }
+    listen ${net.serverIp}:${port}${o.tls ? ` ssl;
+    ssl_certificate ${o.tls.certFile};
+    ssl_certificate_key ${o.tls.keyFile};
+    ssl_protocols TLSv1.2 TLSv1.3` : ''};
+    location /media/ { alias ${mediaDir}/; ${o.limitRateBytesPerS === null ? '' : `limit_rate ${o.limitRateBytesPerS};`} }
   }
 }
 `,
@@ -98,13 +103,13 @@ http {
   for (let i = 0; i < 50; i++) {
     await new Promise((r) => setTimeout(r, 100));
     const probe = spawnSync('ip', net.inServer(['bash', '-c', `exec 3<>/dev/tcp/${net.serverIp}/${port}`]), { stdio: 'ignore' });
-    if (probe.status === 0) return { name, process: nginx, pid: nginx.child.pid!, port, logFile: null };
+    if (probe.status === 0) return { name, process: nginx, pid: nginx.child.pid!, port, logFile: null, stopSignal: 'SIGQUIT' };
   }
   throw new Error(`nginx did not start: ${readFileSync(join(prefix, 'error.log'), 'utf8').slice(-500)}`);
 }
 
-async function runClient<T>(net: BenchNet, job: ClientJob): Promise<T> {
-  const client = start('bench client', 'ip', net.inClient([process.execPath, '--import', 'tsx', 'bench/client.ts', JSON.stringify(job)]), { cwd: SERVER_DIR });
+async function runClient<T>(net: BenchNet, job: ClientJob | unknown, script = 'bench/client.ts'): Promise<T> {
+  const client = start('bench client', 'ip', net.inClient([process.execPath, '--import', 'tsx', script, JSON.stringify(job)]), { cwd: SERVER_DIR });
   const code = await client.exited;
   if (code !== 0) throw new Error(`client failed (${code}): ${client.stderr().slice(-800)}`);
   return JSON.parse(client.stdout().trim().split('\n').at(-1)!) as T;
@@ -123,7 +128,6 @@ async function lineFor(server: Server, localPort: number): Promise<ResponseTelem
   return undefined;
 }
 
-const fmt = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 function table(header: string[], rows: string[][]): void {
@@ -298,7 +302,7 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
     await stop(sammyKernel.process, { graceMs: 5000 });
   }
   if (withNginx) {
-    const plain = await startNginx(net, work, mediaDir, 'nginx', 18_080, null);
+    const plain = await startNginx(net, work, mediaDir, 'nginx', 18_080, { limitRateBytesPerS: null });
     try {
       rows.push(await measureCpu(net, plain, false, 'nginx', 'nginx (sendfile), no pacing'));
     } finally {
@@ -306,7 +310,7 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
     }
     // nginx's nearest equivalent; it grants one second of limit_rate up front, so
     // responses this small are not slowed at all (see the seconds column).
-    const limited = await startNginx(net, work, mediaDir, 'nginx-limit', 18_081, CPU_PACE_BYTES_PER_S);
+    const limited = await startNginx(net, work, mediaDir, 'nginx-limit', 18_081, { limitRateBytesPerS: CPU_PACE_BYTES_PER_S });
     try {
       rows.push(await measureCpu(net, limited, true, 'nginxLimitRate', `nginx limit_rate ${CPU_PACE_BYTES_PER_S / MB} MB/s (does not slow 1 MB responses)`));
     } finally {
@@ -332,17 +336,19 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' }, 'netns-prefix': { type: 'string' } }, strict: true });
+  const prefix = values['netns-prefix'] ?? BENCH_PREFIX;
+  if (!/^[a-z][a-z0-9]{0,5}$/.test(prefix)) throw new Error(`invalid --netns-prefix: ${JSON.stringify(prefix)} (accepted: 1 to 6 lowercase letters and digits, a letter first)`);
   if (process.platform !== 'linux' || process.getuid?.() !== 0) {
     say('SKIP: the server bench needs Linux and root (network namespaces, tcpdump); run it as root: sudo npm run bench -w @sammy/server');
     return 0;
   }
   if (!ensurePackage('iproute2') || !ensurePackage('tcpdump')) return 1;
   const withNginx = ensurePackage('nginx-light');
-  const removed = BenchNet.removeStale();
+  const removed = BenchNet.removeStale(prefix);
   if (removed.length > 0) say(`removed namespaces of dead bench runs: ${removed.join(', ')}`);
 
-  const net = new BenchNet();
+  const net = new BenchNet(process.pid, prefix);
   const work = mkdtempSync(join(tmpdir(), 'sammy-bench-'));
   const mediaDir = join(work, 'media');
   mkdirSync(mediaDir);
@@ -361,7 +367,20 @@ async function main(): Promise<number> {
       process.exit(130);
     });
   }
-  const only = values.only?.split(',') ?? ['accuracy', 'bursts', 'cpu'];
+  const kit: BenchKit = {
+    net,
+    work,
+    mediaDir,
+    say,
+    table,
+    startSammy: (name, args) => startSammy(net, work, mediaDir, name, args),
+    startNginx: async (name, port, o) => (withNginx ? startNginx(net, work, mediaDir, name, port, o) : null),
+    stop: async (server) => void (await stop(server.process, { signal: server.stopSignal ?? 'SIGTERM', graceMs: 5000 })),
+    runClient: (script, job) => runClient(net, job, script),
+    telemetry,
+    cpuSeconds,
+  };
+  const only = values.only?.split(',') ?? ['accuracy', 'bursts', 'cpu', 'tls', 'connections', 'carryover'];
   const startedMs = performance.now();
   try {
     net.create();
@@ -372,6 +391,9 @@ async function main(): Promise<number> {
     if (only.includes('accuracy')) result['accuracy'] = await accuracy(net, work, mediaDir);
     if (only.includes('bursts')) result['bursts'] = await bursts(net, work, mediaDir);
     if (only.includes('cpu')) result['cpu'] = await cpu(net, work, mediaDir, withNginx);
+    if (only.includes('tls')) result['tls'] = await tlsSection(kit);
+    if (only.includes('connections')) result['connections'] = await connections(kit);
+    if (only.includes('carryover')) Object.assign(result, await carryover(kit));
     say(`bench took ${fmt((performance.now() - startedMs) / 1000, 0)} s`);
     if (values.json !== undefined) writeFileSync(resolve(process.env['INIT_CWD'] ?? '.', values.json), JSON.stringify(result, null, 2));
   } finally {

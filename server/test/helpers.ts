@@ -1,8 +1,7 @@
 // Real sockets on 127.0.0.1, port 0: servers built with buildApp() and listening,
 // clients that time what they receive, and raw connections for hostile input.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -208,32 +207,7 @@ export function requestHead(path: string, extraHeaders = ''): string {
   return `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${extraHeaders}\r\n`;
 }
 
-export interface SelfSignedCert {
-  certFile: string;
-  keyFile: string;
-  cert: Buffer;
-}
-
-/** `openssl` on PATH, or why not (tests that need a certificate skip with this reason). */
-export function opensslMissing(): string | null {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return null;
-  } catch {
-    return 'openssl is not installed (apt-get install openssl; npm test installs it as root)';
-  }
-}
-
-/** A throw-away self-signed certificate for 127.0.0.1 and localhost (P-256, one day), made with openssl in `dir`. */
-export function makeSelfSignedCert(dir: string, name = 'server'): SelfSignedCert {
-  const certFile = join(dir, `${name}-cert.pem`);
-  const keyFile = join(dir, `${name}-key.pem`);
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', keyFile, '-out', certFile,
-  ], { stdio: 'ignore' });
-  return { certFile, keyFile, cert: readFileSync(certFile) };
-}
+export { makeSelfSignedCert, opensslMissing, type SelfSignedCert } from '../bench/certificate.js';
 
 /** Active handles and requests of this process by type (timers, sockets...). */
 export function activeResources(): Record<string, number> {
