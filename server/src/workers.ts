@@ -82,129 +82,157 @@ function createPrimaryMetrics(): PrimaryMetrics {
   };
 }
 
-/** Runs the cluster's primary until SIGTERM/SIGINT; exits the process itself. */
-export async function runPrimary(options: ServerOptions): Promise<void> {
-  const { logger, closeLog } = createLogger(options);
-  const metrics = createPrimaryMetrics();
-  // Must be set before the first fork; it is Linux's default, stated because the
-  // even spread is the reason for using cluster at all.
-  cluster.schedulingPolicy = cluster.SCHED_RR;
-  const workers = new Set<Worker>();
-  const startedMs = new Map<Worker, number>();
-  const collections = new Map<number, { parts: RegistryJson[]; waiting: Set<Worker>; finish: () => void }>();
-  let nextCollection = 0;
-  /** The port workers ask for (PORT_ENV), and the one the server got. */
-  let askPort = options.port;
-  let port = options.port;
-  const listening = new Set<Worker>();
-  let started = false;
-  let shuttingDown = false;
-  let quickDeaths = 0;
-  let exitCode = 0;
-  let killTimer: NodeJS.Timeout | null = null;
+/** A /metrics scrape being collected from the workers. */
+interface Collection {
+  parts: RegistryJson[];
+  waiting: Set<Worker>;
+  finish: () => void;
+}
 
-  const collect = (): Promise<string> =>
-    new Promise((resolve) => {
-      const id = nextCollection++;
-      const waiting = new Set([...workers].filter((w) => w.isConnected()));
+/** The cluster's primary: forks, replaces and stops the workers, and sums their metrics. */
+class ClusterPrimary {
+  readonly #options: ServerOptions;
+  readonly #log: ReturnType<typeof createLogger>['logger'];
+  readonly #closeLog: () => void;
+  readonly #metrics = createPrimaryMetrics();
+  readonly #workers = new Map<Worker, { startedMs: number }>();
+  readonly #listening = new Set<Worker>();
+  readonly #collections = new Map<number, Collection>();
+  #nextCollection = 0;
+  /** The port workers ask for (PORT_ENV), and the one the server got. */
+  #askPort: number;
+  #port: number;
+  #started = false;
+  #shuttingDown = false;
+  #quickDeaths = 0;
+  #exitCode = 0;
+  #killTimer: NodeJS.Timeout | null = null;
+
+  constructor(options: ServerOptions) {
+    this.#options = options;
+    const { logger, closeLog } = createLogger(options);
+    this.#log = logger;
+    this.#closeLog = closeLog;
+    this.#askPort = options.port;
+    this.#port = options.port;
+  }
+
+  start(): void {
+    // Must be set before the first fork; it is Linux's default, stated because the
+    // even spread is the reason for using cluster at all.
+    cluster.schedulingPolicy = cluster.SCHED_RR;
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => this.#shutdown());
+    for (let i = 0; i < this.#options.workers; i++) this.#fork();
+  }
+
+  #fork(): void {
+    // No worker left holds the shared socket: ask for the port it had.
+    if (this.#listening.size === 0 && this.#started) this.#askPort = this.#port;
+    const worker = cluster.fork({ [PORT_ENV]: String(this.#askPort) });
+    this.#workers.set(worker, { startedMs: performance.now() });
+    this.#metrics.workers.set(this.#workers.size);
+    worker.on('message', (m: FromWorker) => this.#onMessage(worker, m));
+    worker.once('exit', (code, signal) => this.#onExit(worker, code, signal));
+  }
+
+  #onMessage(worker: Worker, message: FromWorker): void {
+    if (message.type === 'sammy:listening') {
+      this.#port = message.port;
+      this.#listening.add(worker);
+      if (!this.#started && this.#listening.size === this.#options.workers) {
+        this.#started = true;
+        process.stdout.write(listeningLine(this.#options.host, this.#port, this.#options.tls === null ? 'http' : 'https'));
+      }
+    } else if (message.type === 'sammy:metrics-request') {
+      void this.#collect().then((text) => {
+        if (worker.isConnected()) worker.send({ type: 'sammy:metrics-text', id: message.id, text } satisfies FromPrimary);
+      });
+    } else if (message.type === 'sammy:metrics') {
+      const collection = this.#collections.get(message.id);
+      if (collection === undefined || !collection.waiting.delete(worker)) return;
+      collection.parts.push(message.metrics);
+      if (collection.waiting.size === 0) collection.finish();
+    }
+  }
+
+  /** Every worker's registry and the primary's own, summed; a worker that does not answer in time is left out. */
+  #collect(): Promise<string> {
+    return new Promise((resolve) => {
+      const id = this.#nextCollection++;
+      const waiting = new Set([...this.#workers.keys()].filter((w) => w.isConnected()));
       const parts: RegistryJson[] = [];
       const finish = (): void => {
-        if (!collections.delete(id)) return;
+        if (!this.#collections.delete(id)) return;
         clearTimeout(timer);
-        metrics.reporting.set(parts.length);
-        metrics.registry.getMetricsAsJSON().then(
+        this.#metrics.reporting.set(parts.length);
+        this.#metrics.registry.getMetricsAsJSON().then(
           (own) => resolve(AggregatorRegistry.aggregate([own, ...parts]).metrics()),
           (err: unknown) => {
-            logger.error({ err }, 'metrics aggregation failed');
+            this.#log.error({ err }, 'metrics aggregation failed');
             resolve('');
           },
         );
       };
       const timer = setTimeout(finish, COLLECT_TIMEOUT_MS);
-      collections.set(id, { parts, waiting, finish });
+      this.#collections.set(id, { parts, waiting, finish });
       for (const w of waiting) w.send({ type: 'sammy:collect', id } satisfies FromPrimary);
       if (waiting.size === 0) finish();
     });
+  }
 
-  const onMessage = (worker: Worker, message: FromWorker): void => {
-    if (message.type === 'sammy:listening') {
-      port = message.port;
-      listening.add(worker);
-      if (!started && listening.size === options.workers) {
-        started = true;
-        process.stdout.write(listeningLine(options.host, port, options.tls === null ? 'http' : 'https'));
-      }
-    } else if (message.type === 'sammy:metrics-request') {
-      void collect().then((text) => {
-        if (worker.isConnected()) worker.send({ type: 'sammy:metrics-text', id: message.id, text } satisfies FromPrimary);
-      });
-    } else if (message.type === 'sammy:metrics') {
-      const collection = collections.get(message.id);
-      if (collection === undefined || !collection.waiting.delete(worker)) return;
-      collection.parts.push(message.metrics);
-      if (collection.waiting.size === 0) collection.finish();
-    }
-  };
-
-  const fork = (): void => {
-    if (listening.size === 0 && started) askPort = port;
-    const worker = cluster.fork({ [PORT_ENV]: String(askPort) });
-    workers.add(worker);
-    startedMs.set(worker, performance.now());
-    metrics.workers.set(workers.size);
-    worker.on('message', (m: FromWorker) => onMessage(worker, m));
-    worker.once('exit', (code, signal) => onExit(worker, code, signal));
-  };
-
-  const onExit = (worker: Worker, code: number | null, signal: string | null): void => {
-    workers.delete(worker);
-    listening.delete(worker);
-    metrics.workers.set(workers.size);
-    // A collection waiting for this worker need not wait any longer.
-    for (const c of collections.values()) if (c.waiting.delete(worker) && c.waiting.size === 0) c.finish();
-    const livedMs = performance.now() - (startedMs.get(worker) ?? 0);
-    startedMs.delete(worker);
-    if (shuttingDown) {
-      if (workers.size === 0) finishShutdown();
+  #onExit(worker: Worker, code: number | null, signal: string | null): void {
+    const livedMs = performance.now() - (this.#workers.get(worker)?.startedMs ?? 0);
+    this.#workers.delete(worker);
+    this.#listening.delete(worker);
+    this.#metrics.workers.set(this.#workers.size);
+    // A scrape waiting for this worker need not wait any longer.
+    for (const c of this.#collections.values()) if (c.waiting.delete(worker) && c.waiting.size === 0) c.finish();
+    if (this.#shuttingDown) {
+      if (code !== 0) this.#exitCode ||= 1;
+      if (this.#workers.size === 0) this.#exit();
       return;
     }
-    if (!started) {
-      // It could not start (the port is taken, ...): it printed why; so do the others.
-      logger.error({ workerPid: worker.process.pid, code, signal }, 'worker failed to start; stopping');
-      exitCode = 2;
-      return beginShutdown();
+    if (!this.#started) {
+      // It could not start (the port is taken, ...): it printed why; so may the others.
+      this.#log.error({ workerPid: worker.process.pid, code, signal }, 'worker failed to start; stopping');
+      this.#exitCode = 2;
+      return this.#shutdown();
     }
-    quickDeaths = livedMs < STABLE_WORKER_MS ? quickDeaths + 1 : 0;
-    const delayMs = quickDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (quickDeaths - 1));
-    metrics.restarts.inc();
-    logger.warn({ workerPid: worker.process.pid, code, signal, livedMs: Math.round(livedMs), restartInMs: delayMs }, 'worker died; starting a replacement');
+    this.#quickDeaths = livedMs < STABLE_WORKER_MS ? this.#quickDeaths + 1 : 0;
+    const delayMs = this.#quickDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (this.#quickDeaths - 1));
+    this.#metrics.restarts.inc();
+    this.#log.warn({ workerPid: worker.process.pid, code, signal, livedMs: Math.round(livedMs), restartInMs: delayMs }, 'worker died; starting a replacement');
     setTimeout(() => {
-      if (!shuttingDown) fork();
+      if (!this.#shuttingDown) this.#fork();
     }, delayMs);
-  };
+  }
 
-  const finishShutdown = (): void => {
-    if (killTimer !== null) clearTimeout(killTimer);
-    closeLog();
-    process.exit(exitCode);
-  };
-  const beginShutdown = (): void => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    if (workers.size === 0) return finishShutdown();
-    for (const w of workers) {
+  /** Asks every worker to close (they write their in-flight lines), kills those still running after the grace. */
+  #shutdown(): void {
+    if (this.#shuttingDown) return;
+    this.#shuttingDown = true;
+    if (this.#workers.size === 0) return this.#exit();
+    for (const w of this.#workers.keys()) {
       if (w.isConnected()) w.send({ type: 'sammy:shutdown' } satisfies FromPrimary);
       else w.process.kill('SIGTERM');
     }
-    killTimer = setTimeout(() => {
-      logger.warn({ workers: workers.size }, 'workers still running after the shutdown grace; killing them');
-      exitCode = exitCode || 1;
-      for (const w of workers) w.process.kill('SIGKILL');
+    this.#killTimer = setTimeout(() => {
+      this.#log.warn({ workers: this.#workers.size }, 'workers still running after the shutdown grace; killing them');
+      this.#exitCode ||= 1;
+      for (const w of this.#workers.keys()) w.process.kill('SIGKILL');
     }, SHUTDOWN_GRACE_MS);
-  };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, beginShutdown);
+  }
 
-  for (let i = 0; i < options.workers; i++) fork();
+  #exit(): void {
+    if (this.#killTimer !== null) clearTimeout(this.#killTimer);
+    this.#closeLog();
+    process.exit(this.#exitCode);
+  }
+}
+
+/** Runs the cluster's primary until SIGTERM/SIGINT; exits the process itself. */
+export async function runPrimary(options: ServerOptions): Promise<void> {
+  new ClusterPrimary(options).start();
 }
 
 /** Runs one worker: the whole server, listening on the primary's shared port. */
