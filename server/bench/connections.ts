@@ -177,13 +177,16 @@ export async function connections(kit: BenchKit): Promise<ConnectionsFigures> {
           kit.runClient<ConnectionsResult>('bench/connections-client.ts', job(Math.min(perProcess, CONNECTIONS - i * perProcess), startAt, holdUntil, i === 0)),
         ),
       );
-    } finally {
+    } catch (err) {
       clearInterval(sampler);
+      throw err;
     }
     const serverCpuS = kit.cpuSeconds(server.pid) - cpuBefore;
     const runS = (Date.now() - startAt) / 1000;
     // Every client is gone: the server's descriptors should return to the baseline.
+    // Sampling goes on meanwhile: closing 10,000 responses (their lines) costs memory too.
     await settle(() => fdCount(serverPids(server)) <= fdsBefore, 20_000);
+    clearInterval(sampler);
     const after = serverPids(server);
     const sum = (f: (r: ConnectionsResult) => number): number => results.reduce((s, r) => s + f(r), 0);
     const errorKinds = { connect: sum((r) => r.errors.connect), connection: sum((r) => r.errors.connection), status: sum((r) => r.errors.status), short: sum((r) => r.errors.short) };
