@@ -6,7 +6,13 @@
 //   2. burst trains from a tcpdump capture on the sender, N = 1, 4, 8, 40 at 2 and
 //      8 MB/s, for the kernel's own trains, the server's default plan, and the
 //      namespace mechanism (tcp_min_tso_segs + gso_max_segs);
-//   3. server CPU per GB served against Debian's nginx, same files, same clients.
+//   3. server CPU per GB served against Debian's nginx, same files, same clients;
+//   4. `tls`: the same over HTTPS, beside nginx over HTTPS (bench/tls.ts);
+//   5. `connections`: 10,000 concurrent paced keep-alive connections (bench/connections.ts);
+//   6. `carryover`: the response after a paced one on a keep-alive connection, and
+//      pipelined requests (bench/carryover.ts).
+// `--only a,b` runs some sections; `--json FILE` writes the figures; `--netns-prefix P`
+// names the namespaces P<pid>s and P<pid>c (default sbench).
 // Needs root (namespaces, tcpdump). Not part of `npm test`.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,12 +21,16 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ensureAptPackages } from '../../scripts/setup.mjs';
-import { start, startServer, stop, waitForOutput, type Managed } from '../src/process.js';
+import { childPids, start, startServer, stop, waitForOutput } from '../src/process.js';
 import { readTelemetry, type ResponseTelemetry } from '../src/telemetry.js';
+import { carryover } from './carryover.js';
 import type { ClientJob, GetResult, LoadResult } from './client.js';
+import { connections } from './connections.js';
 import { cpuRatios, type CpuRow } from './cpu-ratios.js';
 import { inBenchNet } from './harness.js';
-import { BenchNet, sh } from './netns.js';
+import { fmt, type BenchKit, type BenchServer as Server, type NginxOptions } from './kit.js';
+import { BENCH_PREFIX, type BenchNet, sh } from './netns.js';
+import { tlsSection } from './tls.js';
 import { parseTcpdump, summarizeTrains, TRAIN_BUCKETS, trainLengths, type TrainSummary } from './trains.js';
 
 const SERVER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -41,26 +51,10 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
 }
 
-function childPids(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
 /** CPU seconds used so far by a process and its children (nginx: master + workers). */
 export function cpuSeconds(pid: number): number {
   const ticksPerS = Number(sh('getconf', ['CLK_TCK']).trim()) || 100;
   return [pid, ...childPids(pid)].reduce((sum, p) => sum + cpuTicks(p), 0) / ticksPerS;
-}
-
-export interface Server {
-  name: string;
-  process: Managed;
-  pid: number;
-  port: number;
-  logFile: string | null;
 }
 
 /** Runs `cmd args` inside the server's namespace. */
@@ -77,7 +71,7 @@ export async function startSammy(net: BenchNet, work: string, mediaDir: string, 
   return { name, process: s.process, pid: s.process.child.pid!, port: s.port, logFile };
 }
 
-export async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, limitRateBytesPerS: number | null): Promise<Server> {
+export async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, o: NginxOptions): Promise<Server> {
   const prefix = mkdtempSync(join(work, `${name}-`));
   const conf = join(prefix, 'nginx.conf');
   writeFileSync(
@@ -95,8 +89,11 @@ http {
   keepalive_requests 1000000;
   types { video/mp4 m4s; }
   server {
-    listen ${net.serverIp}:${port};
-    location /media/ { alias ${mediaDir}/; ${limitRateBytesPerS === null ? '' : `limit_rate ${limitRateBytesPerS};`} }
+    listen ${net.serverIp}:${port}${o.tls ? ` ssl;
+    ssl_certificate ${o.tls.certFile};
+    ssl_certificate_key ${o.tls.keyFile};
+    ssl_protocols TLSv1.2 TLSv1.3` : ''};
+    location /media/ { alias ${mediaDir}/; ${o.limitRateBytesPerS === null ? '' : `limit_rate ${o.limitRateBytesPerS};`} }
   }
 }
 `,
@@ -106,13 +103,13 @@ http {
   for (let i = 0; i < 50; i++) {
     await new Promise((r) => setTimeout(r, 100));
     const probe = spawnSync('ip', net.inServer(['bash', '-c', `exec 3<>/dev/tcp/${net.serverIp}/${port}`]), { stdio: 'ignore' });
-    if (probe.status === 0) return { name, process: nginx, pid: nginx.child.pid!, port, logFile: null };
+    if (probe.status === 0) return { name, process: nginx, pid: nginx.child.pid!, port, logFile: null, stopSignal: 'SIGQUIT' };
   }
   throw new Error(`nginx did not start: ${readFileSync(join(prefix, 'error.log'), 'utf8').slice(-500)}`);
 }
 
-export async function runClient<T>(net: BenchNet, job: ClientJob): Promise<T> {
-  const client = start('bench client', 'ip', net.inClient([process.execPath, '--import', 'tsx', 'bench/client.ts', JSON.stringify(job)]), { cwd: SERVER_DIR });
+export async function runClient<T>(net: BenchNet, job: ClientJob | unknown, script = 'bench/client.ts'): Promise<T> {
+  const client = start('bench client', 'ip', net.inClient([process.execPath, '--import', 'tsx', script, JSON.stringify(job)]), { cwd: SERVER_DIR });
   const code = await client.exited;
   if (code !== 0) throw new Error(`client failed (${code}): ${client.stderr().slice(-800)}`);
   return JSON.parse(client.stdout().trim().split('\n').at(-1)!) as T;
@@ -131,7 +128,8 @@ async function lineFor(server: Server, localPort: number): Promise<ResponseTelem
   return undefined;
 }
 
-export const fmt = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
+// The edge bench (edge/bench/run.ts) imports these from here with the helpers above.
+export { fmt, type Server };
 export const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 export function table(header: string[], rows: string[][]): void {
@@ -306,7 +304,7 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
     await stop(sammyKernel.process, { graceMs: 5000 });
   }
   if (withNginx) {
-    const plain = await startNginx(net, work, mediaDir, 'nginx', 18_080, null);
+    const plain = await startNginx(net, work, mediaDir, 'nginx', 18_080, { limitRateBytesPerS: null });
     try {
       rows.push(await measureCpu(net, plain, false, 'nginx', 'nginx (sendfile), no pacing'));
     } finally {
@@ -314,7 +312,7 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
     }
     // nginx's nearest equivalent; it grants one second of limit_rate up front, so
     // responses this small are not slowed at all (see the seconds column).
-    const limited = await startNginx(net, work, mediaDir, 'nginx-limit', 18_081, CPU_PACE_BYTES_PER_S);
+    const limited = await startNginx(net, work, mediaDir, 'nginx-limit', 18_081, { limitRateBytesPerS: CPU_PACE_BYTES_PER_S });
     try {
       rows.push(await measureCpu(net, limited, true, 'nginxLimitRate', `nginx limit_rate ${CPU_PACE_BYTES_PER_S / MB} MB/s (does not slow 1 MB responses)`));
     } finally {
@@ -340,7 +338,9 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' }, 'netns-prefix': { type: 'string' } }, strict: true });
+  const prefix = values['netns-prefix'] ?? BENCH_PREFIX;
+  if (!/^[a-z][a-z0-9]{0,5}$/.test(prefix)) throw new Error(`invalid --netns-prefix: ${JSON.stringify(prefix)} (accepted: 1 to 6 lowercase letters and digits, a letter first)`);
   if (process.platform !== 'linux' || process.getuid?.() !== 0) {
     say('SKIP: the server bench needs Linux and root (network namespaces, tcpdump); run it as root: sudo npm run bench -w @sammy/server');
     return 0;
@@ -352,15 +352,31 @@ async function main(): Promise<number> {
     for (const rate of BURST_RATES_BYTES_PER_S) writeFileSync(join(mediaDir, `burst-${rate / MB}.m4s`), randomBytes(Math.round(rate * 1.5)));
     for (let i = 0; i < CPU_FILES; i++) writeFileSync(join(mediaDir, `seg-${i}.m4s`), randomBytes(MB));
   };
-  const only = values.only?.split(',') ?? ['accuracy', 'bursts', 'cpu'];
+  const only = values.only?.split(',') ?? ['accuracy', 'bursts', 'cpu', 'tls', 'connections', 'carryover'];
   const startedMs = performance.now();
-  await inBenchNet({ workPrefix: 'sammy-bench-', say, writeMedia }, async ({ net, work, mediaDir, congestionControl: cc }) => {
+  await inBenchNet({ workPrefix: 'sammy-bench-', netnsPrefix: prefix, say, writeMedia }, async ({ net, work, mediaDir, congestionControl: cc }) => {
+    const kit: BenchKit = {
+      net,
+      work,
+      mediaDir,
+      say,
+      table,
+      startSammy: (name, args) => startSammy(net, work, mediaDir, name, args),
+      startNginx: async (name, port, o) => (withNginx ? startNginx(net, work, mediaDir, name, port, o) : null),
+      stop: async (server) => void (await stop(server.process, { signal: server.stopSignal ?? 'SIGTERM', graceMs: 5000 })),
+      runClient: (script, job) => runClient(net, job, script),
+      telemetry,
+      cpuSeconds,
+    };
     say(`# Sammy server bench: veth ${net.serverNs} <-> ${net.clientNs}, congestion control ${cc}, ${new Date().toISOString()}`);
     say();
     const result: Record<string, unknown> = { congestionControl: cc };
     if (only.includes('accuracy')) result['accuracy'] = await accuracy(net, work, mediaDir);
     if (only.includes('bursts')) result['bursts'] = await bursts(net, work, mediaDir);
     if (only.includes('cpu')) result['cpu'] = await cpu(net, work, mediaDir, withNginx);
+    if (only.includes('tls')) result['tls'] = await tlsSection(kit);
+    if (only.includes('connections')) result['connections'] = await connections(kit);
+    if (only.includes('carryover')) Object.assign(result, await carryover(kit));
     say(`bench took ${fmt((performance.now() - startedMs) / 1000, 0)} s`);
     if (values.json !== undefined) writeFileSync(resolve(process.env['INIT_CWD'] ?? '.', values.json), JSON.stringify(result, null, 2));
   });

@@ -14,18 +14,25 @@ import { PacingController } from './pacing.js';
 import { hostilePathReason } from './paths.js';
 import { playerPlugin } from './player.js';
 import { loadSocketControl, type SocketControl } from './socket.js';
+import { readTlsCredentials } from './tls.js';
 
 export interface AppDependencies {
   /** The setsockopt/TCP_INFO binding; tests replace it to act out a platform without one. */
   socketControl?: SocketControl;
   /** Where log lines go besides --log FILE (default stdout). */
   logStream?: DestinationStream;
+  /**
+   * The /metrics text; a worker of `--workers N` asks its primary, which sums every
+   * process's metrics (src/workers.ts). Default: this app's own registry.
+   */
+  metricsText?: () => Promise<string>;
 }
 
 export interface SammyDecorations {
   options: ServerOptions;
   pacing: PacingController;
   socketControl: SocketControl;
+  metrics: ServerMetrics;
 }
 
 declare module 'fastify' {
@@ -45,7 +52,7 @@ type FileDestination = DestinationStream & { flushSync?: () => void; end?: () =>
  * Log lines go to stdout at --log-level, and with --log FILE every line from info
  * up (the "media response" lines included) goes to FILE as JSON lines.
  */
-function createLogger(options: ServerOptions, deps: AppDependencies): { logger: pino.Logger; closeLog: () => void } {
+export function createLogger(options: ServerOptions, deps: AppDependencies = {}): { logger: pino.Logger; closeLog: () => void } {
   const streams: pino.StreamEntry[] = [];
   if (options.logLevel !== 'silent') streams.push({ level: options.logLevel, stream: deps.logStream ?? process.stdout });
   let file: FileDestination | null = null;
@@ -70,6 +77,13 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
   const { limits } = options;
   const { logger, closeLog } = createLogger(options, deps);
   const metrics = createMetrics();
+  const httpOptions = {
+    maxHeaderSize: limits.maxHeaderBytes,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // Node enforces the two timeouts above only this often.
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 2)),
+  };
   const app = Fastify({
     loggerInstance: logger,
     // One "media response" line per media response replaces fastify's two request lines.
@@ -86,14 +100,18 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
       request.log.info({ code: err.code }, 'refused request path');
       sendError(reply, 400, 'SAMMY_BAD_PATH', 'malformed URL');
     },
-    http: {
-      maxHeaderSize: limits.maxHeaderBytes,
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      // Node enforces the two timeouts above only this often.
-      connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 2)),
-    },
+    // fastify hands `http` only to a plain server: over TLS the same limits go with the
+    // certificate, and a handshake gets no longer than a request head (slowloris).
+    ...(options.tls === null
+      ? { http: httpOptions }
+      : { https: { ...httpOptions, ...readTlsCredentials(options.tls), handshakeTimeout: limits.headersTimeoutMs } }),
   }) as unknown as FastifyInstance;
+  // A failed handshake (plain HTTP to the TLS port, a bad client hello, a timeout):
+  // Node closes the connection; it is counted so a scraper can see it.
+  app.server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
+    metrics.errors.inc({ kind: 'tls' });
+    logger.debug({ code: err.code }, 'TLS handshake failed');
+  });
 
   const socketControl = deps.socketControl ?? loadSocketControl();
   const pacing = new PacingController({
@@ -104,7 +122,7 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     kernel: readKernelTsoSettings(),
     devices: new DeviceGsoTable(),
   });
-  app.decorate('sammy', { options, pacing, socketControl });
+  app.decorate('sammy', { options, pacing, socketControl, metrics });
   // Before connections are cut, while their TCP_INFO is still readable.
   app.addHook('preClose', (done) => {
     pacing.finishAll();
@@ -157,10 +175,13 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     spiralGuard: options.spiralGuard,
     spiralGuardMultiplier: options.spiralGuardMultiplier,
     activeResponses: pacing.activeResponses,
+    tls: options.tls !== null,
+    // Which process answered: with --workers N each connection has its own.
+    pid: process.pid,
   }));
   app.get('/metrics', async (_request, reply) => {
     reply.type(metrics.registry.contentType);
-    return metrics.registry.metrics();
+    return deps.metricsText === undefined ? metrics.registry.metrics() : deps.metricsText();
   });
   await app.register(mediaPlugin, { mediaDir: options.mediaDir, pacing, metrics });
   await app.register(playerPlugin, { playerDir: options.playerDir, metrics });

@@ -8,7 +8,8 @@ export const USAGE = `usage: npm run serve -- --media DIR [--port ${DEFAULT_SERV
   [--burst-packets ${DEFAULT_SERVER_OPTIONS.burstPackets}] [--burst-mode auto|app|kernel] [--pacing on|off]
   [--spiral-guard on|off] [--spiral-guard-multiplier ${DEFAULT_SERVER_OPTIONS.spiralGuardMultiplier}]
   [--min-rate-kbps ${DEFAULT_SERVER_OPTIONS.minRateKbps}] [--max-rate-kbps ${DEFAULT_SERVER_OPTIONS.maxRateKbps}]
-  [--log FILE] [--log-level fatal|error|warn|info|debug|silent] [--player DIR] [--cors-origin ORIGIN|*]`;
+  [--log FILE] [--log-level fatal|error|warn|info|debug|silent] [--player DIR] [--cors-origin ORIGIN|*]
+  [--workers N (default: ${DEFAULT_SERVER_OPTIONS.workers}, the number of cores)] [--tls-cert FILE --tls-key FILE]`;
 
 /** The flag that sets each option, so a refused value is reported as the user typed it. */
 export const FLAG_OF_OPTION: Record<string, string> = {
@@ -26,6 +27,9 @@ export const FLAG_OF_OPTION: Record<string, string> = {
   logFile: '--log',
   logLevel: '--log-level',
   corsOrigin: '--cors-origin',
+  workers: '--workers',
+  'tls.certFile': '--tls-cert',
+  'tls.keyFile': '--tls-key',
 };
 
 /** An error message in terms of the command line. */
@@ -76,6 +80,9 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
         'log-level': { type: 'string' },
         player: { type: 'string' },
         'cors-origin': { type: 'string' },
+        workers: { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -102,6 +109,12 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
   set('logLevel', values['log-level'] as ServerOptionsInput['logLevel']);
   set('playerDir', userPath(values.player, cwd));
   set('corsOrigin', values['cors-origin']);
+  set('workers', numberArg('--workers', values.workers));
+  const [certFile, keyFile] = [values['tls-cert'], values['tls-key']];
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ServerError('SAMMY_SERVER_BAD_ARGS', `--tls-cert FILE and --tls-key FILE are given together\n${USAGE}`);
+  }
+  if (certFile !== undefined) input.tls = { certFile: userPath(certFile, cwd)!, keyFile: userPath(keyFile, cwd)! };
   return input;
 }
 

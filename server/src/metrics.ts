@@ -15,7 +15,7 @@ export interface ServerMetrics {
   requestedRateKbps: Histogram;
   achievedRateKbps: Histogram;
   achievedRatio: Histogram;
-  /** kind: bad_path, refused_file, client (unparsable request heads), cmcd, setsockopt, tcp_info, server. */
+  /** kind: bad_path, refused_file, client (unparsable request heads), tls (failed handshakes), cmcd, setsockopt, tcp_info, server. */
   errors: Counter<'kind'>;
 }
 

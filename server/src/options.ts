@@ -1,8 +1,10 @@
 import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { invalidOption } from './errors.js';
 import { DEFAULT_SPIRAL_GUARD_MULTIPLIER } from './spiral-guard.js';
+import { checkTlsFiles, type TlsFiles } from './tls.js';
 
 /**
  * How bursts of at most `burstPackets` are made (README "Burst size"):
@@ -57,6 +59,10 @@ export interface ServerOptions {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
   /** `null`: same-origin only (no CORS headers); `*` or one origin: CORS on. */
   corsOrigin: string | null;
+  /** Processes serving the port (`npm run serve` only; buildApp() is always one). 1: no cluster. */
+  workers: number;
+  /** `null`: plain HTTP; otherwise HTTP/1.1 over TLS with this PEM certificate chain and key. */
+  tls: TlsFiles | null;
   limits: ServerLimits;
 }
 
@@ -92,11 +98,17 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'mediaDir'> = {
   logFile: null,
   logLevel: 'info',
   corsOrigin: null,
+  // One process per core: each paced socket costs event-loop wakeups, and one
+  // process would leave the other cores idle (src/workers.ts).
+  workers: availableParallelism(),
+  tls: null,
   limits: DEFAULT_LIMITS,
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const;
 const BURST_MODES = ['auto', 'app', 'kernel'] as const;
+/** More processes than this only add memory: each holds a whole server. */
+export const MAX_WORKERS = 256;
 /** Above this the kernel builds no larger trains anyway (gso_max_segs is 16 bits). */
 export const MAX_BURST_PACKETS = 65535;
 /** 2^53 bits/s expressed in kbps keeps every derived byte rate an exact double. */
@@ -208,6 +220,8 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
     logFile: o.logFile === null ? null : resolve(nonEmptyString('logFile', o.logFile, 'a file path')),
     logLevel: oneOf('logLevel', o.logLevel, LOG_LEVELS),
     corsOrigin: corsOrigin(o.corsOrigin),
+    workers: integerIn('workers', o.workers, 1, MAX_WORKERS),
+    tls: o.tls === null || o.tls === undefined ? null : checkTlsFiles(o.tls),
     limits: limits(input.limits),
   };
 }

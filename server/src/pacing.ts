@@ -15,8 +15,10 @@ import type { ServerMetrics } from './metrics.js';
 import type { ServerOptions } from './options.js';
 import { socketFd, UNLIMITED_PACING_RATE, type SocketControl } from './socket.js';
 import { applyGuard, guardFloor, type GuardDecision } from './spiral-guard.js';
+import { TAIL_BYTES, TailGate } from './tail.js';
 import type { TcpInfo } from './tcpinfo.js';
 import { buildTelemetry, type PacingOutcome } from './telemetry.js';
+import { plaintextBytesForWire } from './tls.js';
 import { bytesPerSToKbps, kbpsToBytesPerS } from './units.js';
 
 export interface PacingContext {
@@ -66,6 +68,12 @@ interface MediaResponse extends RateDecision {
   pending: Readable | null;
   /** For a queued response: the body fastify sends, fed once the response starts. */
   gate: PassThrough | null;
+  /** A paced body's last byte, held until the rest has left (tail.ts). */
+  tailGate: TailGate | null;
+  /** The wait for the rest to leave before the last byte; ended early if the response ends. */
+  tailWait: { timer: NodeJS.Timeout | null; resolve: () => void } | null;
+  /** TCP_INFO just before the cap was removed ahead of the last byte (its max_pacing_rate goes in the line). */
+  capInfo: TcpInfo | null;
   /** The response has started: its rate is set, its bytes counted from here. */
   started: boolean;
   start: TcpInfo | null;
@@ -211,6 +219,9 @@ export class PacingController {
       pacer: null,
       pending: hasBody ? (payload as Readable) : null,
       gate: null,
+      tailGate: null,
+      tailWait: null,
+      capInfo: null,
       started: false,
       start: null,
       startMs: performance.now(),
@@ -277,7 +288,64 @@ export class PacingController {
     if (pending === null) return null;
     const { body, pacer } = this.#bodyFor(pending, decision, start);
     response.pacer = pacer;
-    return body;
+    return decision.outcome === 'paced' ? this.#withTail(response, body as Readable) : body;
+  }
+
+  /** The body with its last byte held back until the rest has left and the cap is gone (tail.ts). */
+  #withTail(response: MediaResponse, body: Readable): TailGate {
+    const gate = new TailGate(TAIL_BYTES, () => this.#releaseTail(response));
+    response.tailGate = gate;
+    // Errors surface through the gate, which fastify is sending.
+    pipeline(body, gate, () => {});
+    return gate;
+  }
+
+  /**
+   * Resolves once every byte before the held-back last byte has left the socket
+   * (Node's buffers empty and TCP_INFO notsent_bytes 0), after removing the cap; at
+   * once when the response has ended another way. Polls spaced by the expected
+   * remaining send time, as the drain wait does.
+   */
+  #releaseTail(response: MediaResponse): Promise<void> {
+    return new Promise((resolve) => {
+      const wait = { timer: null as NodeJS.Timeout | null, resolve };
+      response.tailWait = wait;
+      const poll = (): void => {
+        wait.timer = null;
+        if (response.done || response.socket.destroyed) return this.#endTailWait(response);
+        const fd = socketFd(response.socket);
+        const inNodeBytes = (response.tailGate?.readableLength ?? 0) + response.reply.raw.writableLength;
+        const info = inNodeBytes === 0 && fd !== null ? this.#ctx.control.readTcpInfo(fd) : null;
+        if (fd === null || (inNodeBytes === 0 && (info === null || info.notsentBytes === 0))) {
+          this.#liftBeforeTail(response, fd, info);
+          return this.#endTailWait(response);
+        }
+        const pendingBytes = inNodeBytes + (info?.notsentBytes ?? 0);
+        const rate = response.rateBytesPerS ?? UNPACED_DRAIN_RATE_BYTES_PER_S;
+        wait.timer = setTimeout(poll, Math.min(DRAIN_POLL_MAX_MS, Math.max(DRAIN_POLL_MIN_MS, (pendingBytes / rate) * 1000)));
+      };
+      poll();
+    });
+  }
+
+  #endTailWait(response: MediaResponse): void {
+    const wait = response.tailWait;
+    if (wait === null) return;
+    response.tailWait = null;
+    if (wait.timer !== null) clearTimeout(wait.timer);
+    wait.resolve();
+  }
+
+  /**
+   * Removes the cap before the last byte is written: it still leaves at its paced
+   * time (the departure time the skb before it set), and the ACK it brings back
+   * raises the socket's pacing rate, so the next response starts unpaced.
+   */
+  #liftBeforeTail(response: MediaResponse, fd: number | null, info: TcpInfo | null): void {
+    const { state } = response;
+    if (fd === null || state.active !== response) return;
+    response.capInfo = info ?? this.#ctx.control.readTcpInfo(fd);
+    if (state.paced && this.#setRate(fd, UNLIMITED_PACING_RATE)) state.paced = false;
   }
 
   /** Starts the queued response Node is sending now, once the socket's active one has ended. */
@@ -352,7 +420,10 @@ export class PacingController {
     this.#ctx.metrics.pacedResponses.inc({ mechanism: plan.mechanism });
     if (decision.guard?.raised) this.#ctx.metrics.spiralGuardRaised.inc({ basis: decision.guard.floor!.basis });
     if (plan.mechanism !== 'app') return { body: payload, pacer: null };
-    const pacer = new BurstPacer({ rateBytesPerS, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) });
+    // Over TLS each write becomes records that carry a header and a tag: the write is
+    // made that much smaller so the burst on the wire is still N x MSS.
+    const chunkBytes = this.#ctx.options.tls === null ? plan.chunkBytes : plaintextBytesForWire(plan.chunkBytes);
+    const pacer = new BurstPacer({ rateBytesPerS, chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) });
     // Errors surface through the pacer, which fastify is sending.
     pipeline(payload as Readable, pacer, () => {});
     return { body: pacer, pacer };
@@ -421,11 +492,17 @@ export class PacingController {
     if (response.onSocketClose !== null) response.socket.removeListener('close', response.onSocketClose);
     response.onSocketClose = null;
     if (!response.started) return this.#dropQueued(response);
-    if (response.pacer !== null && !response.pacer.destroyed && response.aborted) response.pacer.destroy();
+    this.#endTailWait(response);
+    if (response.aborted) {
+      if (response.pacer !== null && !response.pacer.destroyed) response.pacer.destroy();
+      if (response.tailGate !== null && !response.tailGate.destroyed) response.tailGate.destroy();
+    }
     const { control, metrics } = this.#ctx;
     const durationMs = performance.now() - response.startMs;
     const fd = socketFd(response.socket);
-    const endInfo = end ?? (fd === null ? null : control.readTcpInfo(fd)) ?? response.lastInfo;
+    const readInfo = end ?? (fd === null ? null : control.readTcpInfo(fd)) ?? response.lastInfo;
+    // The line reports the cap the response was sent under, also when it was removed before the last byte.
+    const endInfo = readInfo !== null && response.capInfo !== null ? { ...readInfo, maxPacingRateBytesPerS: response.capInfo.maxPacingRateBytesPerS } : readInfo;
     const { state } = response;
     if (state.active === response) {
       state.active = null;
