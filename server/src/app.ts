@@ -2,7 +2,7 @@
 // or listen on port 0; the CLI listens on the configured address).
 import fastifyCors from '@fastify/cors';
 import { CMCD_HEADER_FIELDS } from '@svta/cml-cmcd';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Socket } from 'node:net';
 import pino, { type DestinationStream } from 'pino';
 import { errorResponseBody, rawErrorResponse } from './errors.js';
@@ -11,6 +11,8 @@ import { mediaPlugin } from './media.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
 import { resolveServerOptions, type ServerOptions, type ServerOptionsInput } from './options.js';
 import { PacingController } from './pacing.js';
+import { BodySender } from './body-sender.js';
+import { ServerError } from './errors.js';
 import { hostilePathReason } from './paths.js';
 import { playerPlugin } from './player.js';
 import { loadSocketControl, type SocketControl } from './socket.js';
@@ -20,12 +22,16 @@ export interface AppDependencies {
   socketControl?: SocketControl;
   /** Where log lines go besides --log FILE (default stdout). */
   logStream?: DestinationStream;
+  /** Starts the zero-copy sender; tests replace it to act out a platform without one. */
+  startSender?: (onLost: (reason: string) => void) => Promise<BodySender>;
 }
 
 export interface SammyDecorations {
   options: ServerOptions;
   pacing: PacingController;
   socketControl: SocketControl;
+  /** The zero-copy path's sender thread; null when every body streams. */
+  sender: BodySender | null;
 }
 
 declare module 'fastify' {
@@ -96,6 +102,7 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
   }) as unknown as FastifyInstance;
 
   const socketControl = deps.socketControl ?? loadSocketControl();
+  const sender = await startSender(options, deps, app.log, metrics);
   const pacing = new PacingController({
     options,
     control: socketControl,
@@ -103,14 +110,19 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     log: app.log,
     kernel: readKernelTsoSettings(),
     devices: new DeviceGsoTable(),
+    sender,
   });
-  app.decorate('sammy', { options, pacing, socketControl });
+  app.decorate('sammy', { options, pacing, socketControl, sender });
   // Before connections are cut, while their TCP_INFO is still readable.
   app.addHook('preClose', (done) => {
     pacing.finishAll();
     done();
   });
-  app.addHook('onClose', async () => closeLog());
+  // After the connections are closed (their transfers aborted), before the log.
+  app.addHook('onClose', async () => {
+    await sender?.stop();
+    closeLog();
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
     const reason = hostilePathReason(request.url);
@@ -154,15 +166,39 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     pacing: options.pacing && socketControl.available,
     burstPackets: options.burstPackets,
     burstMode: options.burstMode,
+    bodyPath: sender?.available === true ? 'sendfile' : 'stream',
     activeResponses: pacing.activeResponses,
   }));
   app.get('/metrics', async (_request, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });
-  await app.register(mediaPlugin, { mediaDir: options.mediaDir, pacing, metrics });
+  await app.register(mediaPlugin, { mediaDir: options.mediaDir, pacing, metrics, sender });
   await app.register(playerPlugin, { playerDir: options.playerDir, metrics });
   return app;
+}
+
+/**
+ * The zero-copy sender for --body-path auto or sendfile. Where it cannot start,
+ * `auto` serves every body through streams (said once in the log) and `sendfile`
+ * refuses to start the server.
+ */
+async function startSender(options: ServerOptions, deps: AppDependencies, log: FastifyBaseLogger, metrics: ServerMetrics): Promise<BodySender | null> {
+  if (options.bodyPath === 'stream') return null;
+  const onLost = (reason: string): void => {
+    metrics.errors.inc({ kind: 'sendfile' });
+    log.error({ reason }, 'zero-copy sender lost; bodies take the stream path from now on');
+  };
+  try {
+    return await (deps.startSender ?? BodySender.start)(onLost);
+  } catch (err) {
+    const reason = (err as Error).message;
+    if (options.bodyPath === 'sendfile') {
+      throw new ServerError('SAMMY_SERVER_SENDFILE_UNAVAILABLE', `--body-path sendfile, but the zero-copy sender cannot start: ${reason}`, 'bodyPath');
+    }
+    log.warn({ reason }, `zero-copy sender unavailable, bodies take the stream path: ${reason}`);
+    return null;
+  }
 }
 
 function sendError(reply: FastifyReply, status: number, code?: string, message?: string): void {

@@ -9,11 +9,13 @@ export interface ServerMetrics {
   requests: Counter<'route' | 'status'>;
   mediaBytes: Counter;
   pacedResponses: Counter<'mechanism'>;
+  /** body_path: sendfile (the kernel from the file) or stream (through Node's buffers). */
+  bodyResponses: Counter<'body_path'>;
   activeResponses: Gauge;
   requestedRateKbps: Histogram;
   achievedRateKbps: Histogram;
   achievedRatio: Histogram;
-  /** kind: bad_path, refused_file, client (unparsable request heads), cmcd, setsockopt, tcp_info, server. */
+  /** kind: bad_path, refused_file, client (unparsable request heads), cmcd, setsockopt, tcp_info, sendfile, server. */
   errors: Counter<'kind'>;
 }
 
@@ -29,6 +31,12 @@ export function createMetrics(): ServerMetrics {
       name: 'sammy_paced_responses_total',
       help: 'Media responses sent with SO_MAX_PACING_RATE, by burst mechanism',
       labelNames: ['mechanism'],
+      registers,
+    }),
+    bodyResponses: new Counter({
+      name: 'sammy_media_body_responses_total',
+      help: 'Media responses with a body, by the path that sent it (sendfile: by the kernel from the file; stream: through Node)',
+      labelNames: ['body_path'],
       registers,
     }),
     activeResponses: new Gauge({

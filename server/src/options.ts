@@ -11,6 +11,15 @@ import { invalidOption } from './errors.js';
  */
 export type BurstMode = 'auto' | 'app' | 'kernel';
 
+/**
+ * How a media body reaches the socket (README "Body path"): `sendfile`, by the
+ * kernel straight from the file, with a sender thread doing the waiting (the
+ * server refuses to start without it); `stream`, read into Node's buffers and
+ * written by the event loop; `auto`, sendfile wherever it works, else stream.
+ * Encrypted connections always stream.
+ */
+export type BodyPathOption = 'auto' | 'sendfile' | 'stream';
+
 export interface ServerLimits {
   /** Largest request head Node accepts; larger gets 431 (slowloris, header floods). */
   maxHeaderBytes: number;
@@ -36,6 +45,7 @@ export interface ServerOptions {
   /** At most this many packets leave back-to-back in a paced response (thesis 2.5.5: 4). */
   burstPackets: number;
   burstMode: BurstMode;
+  bodyPath: BodyPathOption;
   /** `false` (--pacing off) serves everything unpaced: the control arm's server. */
   pacing: boolean;
   /** Requested rates are clamped to [minRateKbps, maxRateKbps]. */
@@ -71,6 +81,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'mediaDir'> = {
   port: 8080,
   burstPackets: 4,
   burstMode: 'auto',
+  bodyPath: 'auto',
   pacing: true,
   // 100 kbps is CTA-5004's rtp granularity; below it a client could hold a
   // connection open for minutes per segment.
@@ -84,6 +95,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'mediaDir'> = {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const;
 const BURST_MODES = ['auto', 'app', 'kernel'] as const;
+const BODY_PATHS = ['auto', 'sendfile', 'stream'] as const;
 /** Above this the kernel builds no larger trains anyway (gso_max_segs is 16 bits). */
 export const MAX_BURST_PACKETS = 65535;
 /** 2^53 bits/s expressed in kbps keeps every derived byte rate an exact double. */
@@ -170,6 +182,7 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
     port: integerIn('port', o.port, 0, 65535),
     burstPackets: integerIn('burstPackets', o.burstPackets, 1, MAX_BURST_PACKETS),
     burstMode: oneOf('burstMode', o.burstMode, BURST_MODES),
+    bodyPath: oneOf('bodyPath', o.bodyPath, BODY_PATHS),
     pacing: o.pacing,
     minRateKbps,
     maxRateKbps,

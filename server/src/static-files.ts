@@ -9,9 +9,12 @@
 // read of the process, so non-regular files are refused before they are opened.
 import send from '@fastify/send';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { relative, sep } from 'node:path';
 import { errorResponseBody } from './errors.js';
+import { FileBody } from './file-body.js';
 import type { ServerMetrics } from './metrics.js';
 import { canonicalBytesRange } from './range.js';
 
@@ -92,6 +95,43 @@ export interface SendFromDirOptions {
   /** Adds the caller's headers to a file reply. */
   headers: (reply: FastifyReply, filePath: string) => void;
   metrics: ServerMetrics;
+  /** A GET's body goes out by sendfile: the reply carries a FileBody instead of a read stream. */
+  zeroCopy?: boolean;
+}
+
+/**
+ * Opening a file that was swapped for a FIFO since the checks would block; these
+ * flags make open return at once, and fstat then refuses anything but a regular file.
+ */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+/** The body bytes a 200 or 206 from send stands for: its Content-Range, or the whole Content-Length. */
+function bodyRange(statusCode: number, headers: Record<string, string | number>): { offsetBytes: number; lengthBytes: number } | null {
+  const lengthBytes = Number(headers['Content-Length']);
+  if ((statusCode !== 200 && statusCode !== 206) || !Number.isSafeInteger(lengthBytes) || lengthBytes < 0) return null;
+  if (statusCode === 200) return { offsetBytes: 0, lengthBytes };
+  const m = /^bytes (\d+)-(\d+)\//.exec(String(headers['Content-Range'] ?? ''));
+  return m === null ? null : { offsetBytes: Number(m[1]), lengthBytes };
+}
+
+/** Opens the file for the zero-copy path; a reason instead when it is no longer a regular file. */
+function openFileBody(path: string, offsetBytes: number, lengthBytes: number): FileBody | { refused: string } {
+  let fd: number;
+  try {
+    fd = openSync(path, OPEN_FLAGS);
+  } catch (err) {
+    return { refused: `cannot open (${errnoOf(err)})` };
+  }
+  try {
+    if (!fstatSync(fd).isFile()) {
+      closeSync(fd);
+      return { refused: 'not a regular file' };
+    }
+  } catch (err) {
+    closeSync(fd);
+    return { refused: `cannot stat (${errnoOf(err)})` };
+  }
+  return new FileBody(fd, offsetBytes, lengthBytes);
 }
 
 /**
@@ -115,7 +155,12 @@ export async function sendFromDir(request: FastifyRequest, reply: FastifyReply, 
     if (canonical === null) delete request.raw.headers.range;
     else request.raw.headers.range = canonical;
   }
-  const result = await send(request.raw, urlPathOf(resolved.realRoot, resolved.realPath), { ...SEND_OPTIONS, root: resolved.realRoot });
+  // For the zero-copy path send is asked for the response head only (a HEAD), so it
+  // does not open a read stream the body would not use; the status, Range and
+  // conditional answers are the same as for the GET.
+  const zeroCopy = o.zeroCopy === true && request.method === 'GET';
+  const asked = zeroCopy ? ({ method: 'HEAD', headers: request.raw.headers } as IncomingMessage) : request.raw;
+  const result = await send(asked, urlPathOf(resolved.realRoot, resolved.realPath), { ...SEND_OPTIONS, root: resolved.realRoot });
   if (result.type === 'directory' || (result.type === 'error' && result.statusCode === 404)) {
     result.stream.destroy();
     return notFound(reply);
@@ -130,6 +175,19 @@ export async function sendFromDir(request: FastifyRequest, reply: FastifyReply, 
     const contentRange = result.headers['Content-Range'];
     if (contentRange !== undefined) reply.header('content-range', contentRange);
     return reply.code(result.statusCode).send(errorResponseBody(result.statusCode));
+  }
+  const bodyBytes = zeroCopy && result.type === 'file' ? bodyRange(result.statusCode, result.headers) : null;
+  if (bodyBytes !== null) {
+    result.stream.destroy();
+    const body = openFileBody(resolved.realPath, bodyBytes.offsetBytes, bodyBytes.lengthBytes);
+    if (!(body instanceof FileBody)) {
+      o.metrics.errors.inc({ kind: 'refused_file' });
+      request.log.warn({ reason: body.refused, path: o.urlPath.slice(0, 200) }, 'refused file');
+      return notFound(reply);
+    }
+    reply.code(result.statusCode).headers(result.headers);
+    o.headers(reply, result.metadata.path);
+    return reply.send(body);
   }
   reply.code(result.statusCode).headers(result.headers);
   if (result.type === 'file') o.headers(reply, result.metadata.path);

@@ -21,7 +21,7 @@ function rejection(input: Record<string, unknown>): ServerError {
 describe('resolveServerOptions', () => {
   test('fills the defaults', () => {
     const o = resolveServerOptions({ mediaDir });
-    expect(o).toMatchObject({ mediaDir, port: 8080, host: '127.0.0.1', burstPackets: 4, burstMode: 'auto', pacing: true, corsOrigin: null });
+    expect(o).toMatchObject({ mediaDir, port: 8080, host: '127.0.0.1', burstPackets: 4, burstMode: 'auto', bodyPath: 'auto', pacing: true, corsOrigin: null });
     expect(o.playerDir).toMatch(/player\/dist$/);
     expect(o.limits).toEqual(DEFAULT_SERVER_OPTIONS.limits);
   });
@@ -31,6 +31,7 @@ describe('resolveServerOptions', () => {
     [{ port: 1.5 }, 'port', '1.5', 'an integer'],
     [{ burstPackets: 0 }, 'burstPackets', '0', 'an integer from 1 to 65535'],
     [{ burstMode: 'tso' }, 'burstMode', '"tso"', 'auto, app, kernel'],
+    [{ bodyPath: 'splice' }, 'bodyPath', '"splice"', 'auto, sendfile, stream'],
     [{ minRateKbps: -5 }, 'minRateKbps', '-5', 'an integer from 1'],
     [{ minRateKbps: 5000, maxRateKbps: 1000 }, 'maxRateKbps', '1000', 'at least minRateKbps (5000)'],
     [{ pacing: 'yes' }, 'pacing', '"yes"', 'true (on) or false (off)'],
@@ -67,12 +68,12 @@ describe('resolveServerOptions', () => {
 describe('parseCli', () => {
   test('maps every flag, resolving paths against the folder npm was started in', () => {
     const input = parseCli(
-      ['--media', 'media', '--port', '0', '--host', '0.0.0.0', '--burst-packets', '40', '--burst-mode', 'app', '--pacing', 'off',
+      ['--media', 'media', '--port', '0', '--host', '0.0.0.0', '--burst-packets', '40', '--burst-mode', 'app', '--body-path', 'stream', '--pacing', 'off',
         '--min-rate-kbps', '500', '--max-rate-kbps', '90000', '--log', 'out/t.jsonl', '--player', 'p', '--cors-origin', '*'],
       '/work/x',
     );
     expect(input).toEqual({
-      mediaDir: '/work/x/media', port: 0, host: '0.0.0.0', burstPackets: 40, burstMode: 'app', pacing: false,
+      mediaDir: '/work/x/media', port: 0, host: '0.0.0.0', burstPackets: 40, burstMode: 'app', bodyPath: 'stream', pacing: false,
       minRateKbps: 500, maxRateKbps: 90000, logFile: '/work/x/out/t.jsonl', playerDir: '/work/x/p', corsOrigin: '*',
     });
   });
