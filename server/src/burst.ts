@@ -165,6 +165,16 @@ export class BurstClock {
     return this.#strict ? this.#chunkBytes : 2 * this.#chunkBytes;
   }
 
+  /**
+   * How early a burst may go without changing the rate, so that bursts of several
+   * connections share a wake-up: a strict schedule counts from the due time, not from
+   * when the burst went. A non-strict one sends what it owes but at least one chunk,
+   * so an early burst would add up: none.
+   */
+  get earlyMs(): number {
+    return this.#strict ? this.intervalMs / 4 : 0;
+  }
+
   /** When the next burst is due (the caller's clock; before the first burst: 0, at once). */
   get dueMs(): number {
     return this.#dueMs;

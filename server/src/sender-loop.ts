@@ -9,7 +9,19 @@
 // once, and nothing is reported for a transfer this thread does not hold.
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { BurstClock, type BurstClockOptions } from './burst.js';
-import { CONNECTION_ERRNOS, EAGAIN, EINTR, EPOLLET, EPOLLIN, EPOLLOUT, loadSendfileBinding, type EpollEvents, type SendfileBinding } from './sendfile-binding.js';
+import {
+  CONNECTION_ERRNOS,
+  EAGAIN,
+  EINTR,
+  EPOLLERR,
+  EPOLLET,
+  EPOLLHUP,
+  EPOLLIN,
+  EPOLLOUT,
+  loadSendfileBinding,
+  type EpollEvents,
+  type SendfileBinding,
+} from './sendfile-binding.js';
 
 export interface SenderSetup {
   epollFd: number;
@@ -42,6 +54,7 @@ export type SenderCommand =
   | { type: 'stop' };
 
 export type TransferEnd =
+  /** Every byte has left the socket (TCP has sent it), not only been handed to the kernel. */
   | { id: number; outcome: 'done' }
   | { id: number; outcome: 'aborted' }
   /** errno 0: the file ended before the response's length. `connection`: the client went away. */
@@ -51,14 +64,13 @@ export type SenderReport = { type: 'ready' } | { type: 'ended'; transfers: Trans
 
 /** The longest wait without a timer due, so a terminate() lands within it. */
 const MAX_WAIT_MS = 250;
-/**
- * Bursts due within this are sent in the same wake-up: connections' bursts share
- * wake-ups. Well below the shortest burst interval the plan allows (2 ms).
- */
-const EARLY_MS = 0.2;
+/** The most any burst may go early (BurstClock.earlyMs: a quarter of a strict interval). */
+const MAX_EARLY_MS = 2;
 /** sendfile moves at most 0x7ffff000 bytes per call. */
 const MAX_CALL_BYTES = 0x7ffff000;
 const EVENTS_PER_WAIT = 256;
+/** ECONNRESET, for a socket that reported an error or hang-up while its tail drained. */
+const ECONNRESET = 104;
 
 interface Job {
   id: number;
@@ -76,6 +88,8 @@ interface Job {
   dueMs: number | null;
   /** TCP_NOTSENT_LOWAT was set for this transfer and is restored when it ends. */
   limitedQueue: boolean;
+  /** Every byte is in the kernel; the job waits for the last to leave. */
+  draining: boolean;
 }
 
 /** A min-heap of timers; an entry whose job has since moved or ended is skipped when it surfaces. */
@@ -153,7 +167,9 @@ class SenderLoop {
         if (token === WAKE_TOKEN) this.#readCommands();
         else {
           const job = this.#jobs.get(token);
-          if (job !== undefined) this.#pump(job, performance.now());
+          if (job === undefined) continue;
+          if (job.draining) this.#checkDrained(job, this.#events.events(i));
+          else this.#pump(job, performance.now());
         }
       }
     }
@@ -187,6 +203,7 @@ class SenderLoop {
       owedBytes: 0,
       dueMs: null,
       limitedQueue: c.notsentLimitBytes !== null && this.#b.setNotsentLimit(c.socketFd, c.notsentLimitBytes) === 0,
+      draining: false,
     };
     // Edge-triggered: one event each time the socket's buffer frees up after it was
     // found full, none while it simply has room (application bursts keep their own time).
@@ -199,17 +216,24 @@ class SenderLoop {
     this.#pump(job, performance.now());
   }
 
+  /** Sends every burst that is due, and every one that may go early in this wake-up. */
   #runDueTimers(): void {
+    const notYet: Array<{ dueMs: number; id: number }> = [];
     for (;;) {
       const nextDueMs = this.#timers.nextDueMs;
       const nowMs = performance.now();
-      if (nextDueMs === null || nextDueMs > nowMs + EARLY_MS) return;
-      const { dueMs, id } = this.#timers.pop()!;
-      const job = this.#jobs.get(id);
-      if (job === undefined || job.dueMs !== dueMs) continue;
+      if (nextDueMs === null || nextDueMs > nowMs + MAX_EARLY_MS) break;
+      const entry = this.#timers.pop()!;
+      const job = this.#jobs.get(entry.id);
+      if (job === undefined || job.dueMs !== entry.dueMs || job.draining) continue;
+      if (job.clock !== null && job.clock.waitMs(nowMs) > job.clock.earlyMs) {
+        notYet.push(entry);
+        continue;
+      }
       job.dueMs = null;
       this.#pump(job, nowMs);
     }
+    for (const entry of notYet) this.#timers.push(entry.dueMs, entry.id);
   }
 
   /** Sends what the job may send now; returns when the socket is full, a timer is set, or the job ended. */
@@ -222,13 +246,34 @@ class SenderLoop {
         if (job.owedBytes !== 0) return;
       }
       if (job.remainingBytes > 0) {
-        if (job.clock.waitMs(nowMs) > EARLY_MS) return this.#schedule(job, job.clock.dueMs);
+        if (job.clock.waitMs(nowMs) > job.clock.earlyMs) return this.#schedule(job, job.clock.dueMs);
         job.owedBytes = this.#send(job, job.clock.take(nowMs, job.remainingBytes));
         if (job.owedBytes !== 0) return;
         if (job.remainingBytes > 0) return this.#schedule(job, job.clock.dueMs);
       }
     }
-    if (job.remainingBytes === 0) this.#end(job, { id: job.id, outcome: 'done' });
+    if (job.remainingBytes === 0) this.#drain(job);
+  }
+
+  /**
+   * The body is in the kernel: wait for its last byte to leave, so the event loop
+   * hears once, when the response is over, and never polls for it. With
+   * TCP_NOTSENT_LOWAT at 1 the socket counts as writable only with nothing unsent;
+   * re-arming the watch makes the kernel report that edge (on the ACK that follows
+   * the last packet), or report it at once if it already holds.
+   */
+  #drain(job: Job): void {
+    job.draining = true;
+    job.limitedQueue = this.#b.setNotsentLimit(job.socketFd, 1) === 0 || job.limitedQueue;
+    if (this.#b.notsentBytes(job.socketFd) === 0) return this.#end(job, { id: job.id, outcome: 'done' });
+    this.#b.epollModify(this.#setup.epollFd, job.socketFd, EPOLLOUT | EPOLLET, job.id);
+  }
+
+  #checkDrained(job: Job, events: number): void {
+    if ((events & (EPOLLERR | EPOLLHUP)) !== 0) return this.#end(job, { id: job.id, outcome: 'failed', errno: ECONNRESET, connection: true });
+    const notsent = this.#b.notsentBytes(job.socketFd);
+    if (notsent < 0) this.#end(job, { id: job.id, outcome: 'failed', errno: -notsent, connection: true });
+    else if (notsent === 0) this.#end(job, { id: job.id, outcome: 'done' });
   }
 
   #schedule(job: Job, dueMs: number): void {
@@ -244,16 +289,15 @@ class SenderLoop {
   #send(job: Job, countBytes: number): number {
     let leftBytes = countBytes;
     while (leftBytes > 0) {
-      const askedBytes = Math.min(leftBytes, MAX_CALL_BYTES);
-      const n = this.#b.sendfile(job.socketFd, job.fileFd, job.offset, askedBytes);
+      const n = this.#b.sendfile(job.socketFd, job.fileFd, job.offset, Math.min(leftBytes, MAX_CALL_BYTES));
       if (n > 0) {
         leftBytes -= n;
         job.remainingBytes -= n;
         job.sentBytes += n;
         Atomics.store(job.progress, 0, BigInt(job.sentBytes));
-        // A short count means the socket's buffer filled: the kernel has marked it,
-        // so an edge follows when it drains; asking again would only return EAGAIN.
-        if (n < askedBytes) return leftBytes;
+        // A short count is not proof that the socket is full (a signal can cut the
+        // call short too), and only a call that found it full guarantees an EPOLLOUT
+        // edge later: ask again until EAGAIN.
       } else if (n === -EAGAIN) return leftBytes;
       else if (n !== -EINTR) {
         const errno = -n;

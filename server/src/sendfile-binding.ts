@@ -4,6 +4,7 @@
 // wake the sender thread; the sender thread (sender-loop.ts) to wait and send.
 // Every call returns the kernel's answer as a number: a result, or -errno.
 import { createRequire } from 'node:module';
+import { TCP_INFO_FIELDS } from './tcpinfo.js';
 
 /** Linux flag values, the same on x86-64 and arm64 (asm-generic). */
 export const EPOLLIN = 0x1;
@@ -14,13 +15,16 @@ export const EPOLLHUP = 0x10;
 export const EPOLLET = 0x80000000;
 export const EAGAIN = 11;
 export const EINTR = 4;
+const EINVAL = 22;
 const EPOLL_CTL_ADD = 1;
 const EPOLL_CTL_DEL = 2;
 const O_CLOEXEC = 0x80000;
 const O_NONBLOCK = 0x800;
 const F_DUPFD_CLOEXEC = 1030;
 const IPPROTO_TCP = 6;
+const TCP_INFO = 11;
 const TCP_NOTSENT_LOWAT = 25;
+const EPOLL_CTL_MOD = 3;
 
 /** Errors that mean the connection is gone (the client left), not that the file failed. */
 export const CONNECTION_ERRNOS: Record<number, string> = {
@@ -62,7 +66,11 @@ export interface SendfileBinding {
   epollCreate(): number;
   /** Watches `fd` for `events`; each event carries `token` (a u32). */
   epollAdd(epollFd: number, fd: number, events: number, token: number): number;
+  /** Changes what `fd` is watched for; with EPOLLET, an event follows at once if it is ready now. */
+  epollModify(epollFd: number, fd: number, events: number, token: number): number;
   epollDelete(epollFd: number, fd: number): number;
+  /** TCP_INFO tcpi_notsent_bytes: bytes the socket holds that TCP has not sent yet; -errno on failure. */
+  notsentBytes(socketFd: number): number;
   /** Waits up to `timeoutMs` (fractions honoured where epoll_pwait2 exists); the number of events, or -errno. */
   epollWait(epollFd: number, events: EpollEvents, timeoutMs: number): number;
 }
@@ -126,6 +134,7 @@ export function loadSendfileBinding(): SendfileBindingResult {
       sendfile: libc.func('intptr_t sendfile(int, int, void *, uintptr_t)'),
       fcntl: libc.func('int fcntl(int, int, int)'),
       setsockopt: libc.func('int setsockopt(int, int, int, const void *, uint32_t)'),
+      getsockopt: libc.func('int getsockopt(int, int, int, _Out_ void *, _Inout_ uint32_t *)'),
       close: libc.func('int close(int)'),
       eventfd: libc.func('int eventfd(unsigned int, int)'),
       write: libc.func('intptr_t write(int, void *, uintptr_t)'),
@@ -150,6 +159,9 @@ export function loadSendfileBinding(): SendfileBindingResult {
   const timeout = new BigInt64Array(2);
   const ctl = new EpollEvents(1, layout);
   const intOption = new Int32Array(1);
+  const info = Buffer.alloc(512);
+  const infoLength = [0];
+  const notsent = TCP_INFO_FIELDS.notsentBytes;
   const binding: SendfileBinding = {
     sendfile: (socketFd, fileFd, offset, countBytes) => result(f.sendfile!(socketFd, fileFd, offset, countBytes)),
     setNotsentLimit: (socketFd, bytes) => {
@@ -163,6 +175,13 @@ export function loadSendfileBinding(): SendfileBindingResult {
     drain: (eventFd) => result(f.read!(eventFd, counter, 8)),
     epollCreate: () => result(f.epollCreate1!(O_CLOEXEC)),
     epollAdd: (epollFd, fd, events, token) => result(f.epollCtl!(epollFd, EPOLL_CTL_ADD, fd, ctl.set(events, token))),
+    epollModify: (epollFd, fd, events, token) => result(f.epollCtl!(epollFd, EPOLL_CTL_MOD, fd, ctl.set(events, token))),
+    notsentBytes: (socketFd) => {
+      infoLength[0] = info.length;
+      const r = result(f.getsockopt!(socketFd, IPPROTO_TCP, TCP_INFO, info, infoLength));
+      if (r < 0) return r;
+      return infoLength[0]! >= notsent.offset + notsent.bytes ? info.readUInt32LE(notsent.offset) : -EINVAL;
+    },
     epollDelete: (epollFd, fd) => result(f.epollCtl!(epollFd, EPOLL_CTL_DEL, fd, ctl.set(0, 0))),
     epollWait: (epollFd, events, timeoutMs) => {
       const ms = Math.max(0, timeoutMs);
