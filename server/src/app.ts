@@ -222,13 +222,16 @@ function sendError(reply: FastifyReply, status: number, code?: string, message?:
 /**
  * A request head the HTTP parser refused (malformed, too large, too slow): answered
  * in the one error shape, counted, and the connection closed. A client that reset
- * the connection gets nothing.
+ * the connection gets nothing, and neither does one whose earlier response is still
+ * being sent (a bad head pipelined behind a good one): the error would land inside
+ * that body.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket, metrics: ServerMetrics, log: pino.Logger): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
   metrics.errors.inc({ kind: 'client' });
   log.info({ status, code: err.code }, 'refused request head');
-  if (socket.writable) socket.write(rawErrorResponse(status));
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (socket.writable && inFlight?.headersSent !== true) socket.write(rawErrorResponse(status));
   socket.destroy();
 }

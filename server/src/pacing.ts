@@ -221,32 +221,7 @@ export class PacingController {
     const socket = request.raw.socket;
     const state = this.#stateOf(socket);
     const hasBody = request.method === 'GET' && (reply.statusCode === 200 || reply.statusCode === 206) && isReadable(payload);
-    const response: MediaResponse = {
-      request,
-      reply,
-      socket,
-      state,
-      path: request.url.split('?', 1)[0]!,
-      rate: this.#readRate(request),
-      ...UNPACED,
-      pacer: null,
-      pending: hasBody ? (payload as Readable) : null,
-      fileBody: hasBody && payload instanceof FileBody ? payload : null,
-      gate: null,
-      started: false,
-      start: null,
-      startMs: performance.now(),
-      drainProgressMs: Infinity,
-      startBytesWritten: 0,
-      aborted: false,
-      remoteAddress: socket.remoteAddress ?? null,
-      remotePort: socket.remotePort ?? null,
-      lastInfo: null,
-      lastNotsentBytes: Infinity,
-      drainTimer: null,
-      onSocketClose: null,
-      done: false,
-    };
+    const response = this.#newResponse(request, reply, state, hasBody ? (payload as Readable) : null);
     // Node sends pipelined responses in request order and gives each the socket
     // when the one before has been handed over; the file lookups, and so these
     // hooks, may finish in any order. A response owns the socket's pacing once Node
@@ -272,6 +247,37 @@ export class PacingController {
     reply.header('timing-allow-origin', '*');
     this.#track(response);
     return body;
+  }
+
+  /** A media response's state before it starts (`body`: what fastify was given to send, or null). */
+  #newResponse(request: FastifyRequest, reply: FastifyReply, state: SocketState, body: Readable | null): MediaResponse {
+    const socket = request.raw.socket;
+    return {
+      request,
+      reply,
+      socket,
+      state,
+      path: request.url.split('?', 1)[0]!,
+      rate: this.#readRate(request),
+      ...UNPACED,
+      pacer: null,
+      pending: body,
+      fileBody: body instanceof FileBody ? body : null,
+      gate: null,
+      started: false,
+      start: null,
+      startMs: performance.now(),
+      drainProgressMs: Infinity,
+      startBytesWritten: 0,
+      aborted: false,
+      remoteAddress: socket.remoteAddress ?? null,
+      remotePort: socket.remotePort ?? null,
+      lastInfo: null,
+      lastNotsentBytes: Infinity,
+      drainTimer: null,
+      onSocketClose: null,
+      done: false,
+    };
   }
 
   /** Whether all of a response's bytes have left its socket. */
