@@ -6,7 +6,8 @@
 //   2. burst trains from a tcpdump capture on the sender, N = 1, 4, 8, 40 at 2 and
 //      8 MB/s, for the kernel's own trains, the server's default plan, and the
 //      namespace mechanism (tcp_min_tso_segs + gso_max_segs);
-//   3. server CPU per GB served against Debian's nginx, same files, same clients;
+//   3. server CPU per GB served against Debian's nginx, same files, same clients,
+//      16 and 1,000 of them (bench/cpu.ts);
 //   4. `tls`: the same over HTTPS, beside nginx over HTTPS (bench/tls.ts);
 //   5. `connections`: 10,000 concurrent paced keep-alive connections (bench/connections.ts);
 //   6. `carryover`: the response after a paced one on a keep-alive connection, and
@@ -24,9 +25,10 @@ import { ensureAptPackages } from '../../scripts/setup.mjs';
 import { childPids, start, startServer, stop, waitForOutput } from '../src/process.js';
 import { readTelemetry, type ResponseTelemetry } from '../src/telemetry.js';
 import { carryover } from './carryover.js';
-import type { ClientJob, GetResult, LoadResult } from './client.js';
+import type { ClientJob, GetResult } from './client.js';
 import { connections } from './connections.js';
-import { cpuRatios, type CpuRow } from './cpu-ratios.js';
+import type { CpuRow } from './cpu-ratios.js';
+import { CPU_FILE_BYTES, CPU_FILES, CPU_LOADS, cpuSection, measureCpuRow, type BenchServer as CpuServer, type CpuSection } from './cpu.js';
 import { inBenchNet } from './harness.js';
 import { fmt, type BenchKit, type BenchServer as Server, type NginxOptions } from './kit.js';
 import { BENCH_PREFIX, type BenchNet, sh } from './netns.js';
@@ -80,7 +82,8 @@ export async function startNginx(net: BenchNet, work: string, mediaDir: string, 
 worker_processes 1;
 pid ${prefix}/nginx.pid;
 error_log ${prefix}/error.log;
-events { worker_connections 1024; }
+worker_rlimit_nofile 8192;
+events { worker_connections 4096; }
 http {
   access_log ${prefix}/access.log;
   client_body_temp_path ${prefix}/tmp;
@@ -268,71 +271,36 @@ async function bursts(net: BenchNet, work: string, mediaDir: string): Promise<un
   return results;
 }
 
-// ---------------------------------------------------------------- 3. CPU
+// ---------------------------------------------------------------- 3. CPU (bench/cpu.ts)
 
-const CPU_FILES = 16;
-const CPU_CONNECTIONS = 16;
-const CPU_PACE_BYTES_PER_S = 2 * MB; // 16 Mbit/s per connection, the thesis lab's pace range
-
-export async function measureCpu(net: BenchNet, server: Server, paced: boolean, id: CpuRow['id'], config: string): Promise<CpuRow> {
-  const urls = Array.from({ length: CPU_FILES }, (_, i) => `http://${net.serverIp}:${server.port}/media/seg-${i}.m4s`);
-  const before = cpuSeconds(server.pid);
-  const r = await runClient<LoadResult>(net, {
-    kind: 'load',
-    urls,
-    headers: paced ? { 'CMCD-Status': `rtp=${(CPU_PACE_BYTES_PER_S * 8) / 1000}` } : {},
-    connections: CPU_CONNECTIONS,
-    targetBytes: paced ? CPU_CONNECTIONS * CPU_PACE_BYTES_PER_S * 12 : 3000 * MB,
-    maxS: paced ? 25 : 20,
-  });
-  const cpuS = cpuSeconds(server.pid) - before;
-  return { id, config, bytes: r.bytes, elapsedS: r.elapsedS, cpuS, cpuSPerGB: cpuS / (r.bytes / 1e9) };
+/**
+ * The cpu section's measurement at its first load (16 keep-alive clients fetching
+ * /media/seg-0..15.m4s, 2 MB/s each when paced), for the edge bench's rows beside it.
+ */
+export function measureCpu(net: BenchNet, server: Server, paced: boolean, id: CpuRow['id'], config: string): Promise<CpuRow> {
+  return measureCpuRow({ serverIp: net.serverIp, runClient: (job) => runClient(net, job), cpuSeconds }, server, CPU_LOADS[0]!, paced, id, config);
 }
 
-async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boolean): Promise<unknown> {
-  say(`## 3. Server CPU per GB served: ${CPU_CONNECTIONS} keep-alive clients fetching ${CPU_FILES} x 1 MB segments in a loop`);
-  say();
-  const rows: CpuRow[] = [];
-  const sammy = await startSammy(net, work, mediaDir, 'cpu-auto', []);
-  const sammyKernel = await startSammy(net, work, mediaDir, 'cpu-kernel', ['--burst-mode', 'kernel']);
-  try {
-    rows.push(await measureCpu(net, sammy, true, 'pacedDefault', `sammy paced ${CPU_PACE_BYTES_PER_S / MB} MB/s, N=4 (default plan)`));
-    rows.push(await measureCpu(net, sammyKernel, true, 'pacedKernel', `sammy paced ${CPU_PACE_BYTES_PER_S / MB} MB/s, --burst-mode kernel`));
-    rows.push(await measureCpu(net, sammy, false, 'unpaced', 'sammy unpaced'));
-  } finally {
-    await stop(sammy.process, { graceMs: 5000 });
-    await stop(sammyKernel.process, { graceMs: 5000 });
-  }
-  if (withNginx) {
-    const plain = await startNginx(net, work, mediaDir, 'nginx', 18_080, { limitRateBytesPerS: null });
-    try {
-      rows.push(await measureCpu(net, plain, false, 'nginx', 'nginx (sendfile), no pacing'));
-    } finally {
-      await stop(plain.process, { signal: 'SIGQUIT', graceMs: 5000 });
-    }
-    // nginx's nearest equivalent; it grants one second of limit_rate up front, so
-    // responses this small are not slowed at all (see the seconds column).
-    const limited = await startNginx(net, work, mediaDir, 'nginx-limit', 18_081, { limitRateBytesPerS: CPU_PACE_BYTES_PER_S });
-    try {
-      rows.push(await measureCpu(net, limited, true, 'nginxLimitRate', `nginx limit_rate ${CPU_PACE_BYTES_PER_S / MB} MB/s (does not slow 1 MB responses)`));
-    } finally {
-      await stop(limited.process, { signal: 'SIGQUIT', graceMs: 5000 });
-    }
-  }
-  table(
-    ['configuration', 'GB served', 'seconds', 'server CPU s', 'CPU s per GB'],
-    rows.map((r) => [r.config, fmt(r.bytes / 1e9, 3), fmt(r.elapsedS, 1), fmt(r.cpuS, 2), fmt(r.cpuSPerGB, 2)]),
+function cpu(kit: BenchKit, withNginx: boolean): Promise<CpuSection> {
+  const servers = new Map<CpuServer, Server>();
+  const keep = (s: Server | null): CpuServer => {
+    if (s === null) throw new Error('nginx is not installed');
+    servers.set(s, s);
+    return s;
+  };
+  return cpuSection(
+    {
+      serverIp: kit.net.serverIp,
+      startSammy: async (name, args) => keep(await kit.startSammy(name, args)),
+      startNginx: async (name, port, limitRateBytesPerS) => keep(await kit.startNginx(name, port, { limitRateBytesPerS })),
+      stopServer: (lent) => kit.stop(servers.get(lent)!),
+      runClient: (job) => kit.runClient('bench/client.ts', job),
+      cpuSeconds,
+      say,
+      table,
+    },
+    withNginx,
   );
-  say();
-  const ratios = cpuRatios(rows);
-  if (ratios.pacedDefaultVsNginx !== undefined) {
-    say(`CPU per GB, sammy paced (default plan, N=4) / nginx: ${fmt(ratios.pacedDefaultVsNginx)}x`);
-    say(`CPU per GB, sammy paced (kernel trains) / nginx: ${fmt(ratios.pacedKernelVsNginx!)}x`);
-    say(`CPU per GB, sammy unpaced / nginx: ${fmt(ratios.unpacedVsNginx!)}x`);
-  }
-  say(`CPU per GB, application-timed bursts / kernel trains (both paced): ${fmt(ratios.appWriterVsKernel)}x`);
-  say();
-  return { rows, ratios };
 }
 
 // ---------------------------------------------------------------- main
@@ -350,7 +318,7 @@ async function main(): Promise<number> {
   const writeMedia = (mediaDir: string): void => {
     for (const mbps of ACCURACY_MBPS) writeFileSync(join(mediaDir, `acc-${mbps}.m4s`), randomBytes(Math.round(((mbps * MB) / 8) * 2.5)));
     for (const rate of BURST_RATES_BYTES_PER_S) writeFileSync(join(mediaDir, `burst-${rate / MB}.m4s`), randomBytes(Math.round(rate * 1.5)));
-    for (let i = 0; i < CPU_FILES; i++) writeFileSync(join(mediaDir, `seg-${i}.m4s`), randomBytes(MB));
+    for (let i = 0; i < CPU_FILES; i++) writeFileSync(join(mediaDir, `seg-${i}.m4s`), randomBytes(CPU_FILE_BYTES));
   };
   const only = values.only?.split(',') ?? ['accuracy', 'bursts', 'cpu', 'tls', 'connections', 'carryover'];
   const startedMs = performance.now();
@@ -373,7 +341,7 @@ async function main(): Promise<number> {
     const result: Record<string, unknown> = { congestionControl: cc };
     if (only.includes('accuracy')) result['accuracy'] = await accuracy(net, work, mediaDir);
     if (only.includes('bursts')) result['bursts'] = await bursts(net, work, mediaDir);
-    if (only.includes('cpu')) result['cpu'] = await cpu(net, work, mediaDir, withNginx);
+    if (only.includes('cpu')) result['cpu'] = await cpu(kit, withNginx);
     if (only.includes('tls')) result['tls'] = await tlsSection(kit);
     if (only.includes('connections')) result['connections'] = await connections(kit);
     if (only.includes('carryover')) Object.assign(result, await carryover(kit));

@@ -5,7 +5,7 @@ import { invalidOption, ServerError } from './errors.js';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptionsInput } from './options.js';
 
 export const USAGE = `usage: npm run serve -- --media DIR [--port ${DEFAULT_SERVER_OPTIONS.port}] [--host ${DEFAULT_SERVER_OPTIONS.host}]
-  [--burst-packets ${DEFAULT_SERVER_OPTIONS.burstPackets}] [--burst-mode auto|app|kernel] [--pacing on|off]
+  [--burst-packets ${DEFAULT_SERVER_OPTIONS.burstPackets}] [--burst-mode auto|app|kernel] [--body-path auto|sendfile|stream] [--pacing on|off]
   [--spiral-guard on|off] [--spiral-guard-multiplier ${DEFAULT_SERVER_OPTIONS.spiralGuardMultiplier}]
   [--min-rate-kbps ${DEFAULT_SERVER_OPTIONS.minRateKbps}] [--max-rate-kbps ${DEFAULT_SERVER_OPTIONS.maxRateKbps}]
   [--log FILE] [--log-level fatal|error|warn|info|debug|silent] [--player DIR] [--cors-origin ORIGIN|*]
@@ -19,6 +19,7 @@ export const FLAG_OF_OPTION: Record<string, string> = {
   host: '--host',
   burstPackets: '--burst-packets',
   burstMode: '--burst-mode',
+  bodyPath: '--body-path',
   pacing: '--pacing',
   spiralGuard: '--spiral-guard',
   spiralGuardMultiplier: '--spiral-guard-multiplier',
@@ -71,6 +72,7 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
         host: { type: 'string' },
         'burst-packets': { type: 'string' },
         'burst-mode': { type: 'string' },
+        'body-path': { type: 'string' },
         pacing: { type: 'string' },
         'spiral-guard': { type: 'string' },
         'spiral-guard-multiplier': { type: 'string' },
@@ -100,6 +102,7 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
   set('host', values.host);
   set('burstPackets', numberArg('--burst-packets', values['burst-packets']));
   set('burstMode', values['burst-mode'] as ServerOptionsInput['burstMode']);
+  set('bodyPath', values['body-path'] as ServerOptionsInput['bodyPath']);
   set('pacing', onOffArg('--pacing', values.pacing));
   set('spiralGuard', onOffArg('--spiral-guard', values['spiral-guard']));
   set('spiralGuardMultiplier', numberArg('--spiral-guard-multiplier', values['spiral-guard-multiplier']));

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * npm run serve -- --media DIR [--port 8080] [--host 127.0.0.1] [--burst-packets 4]
- *   [--burst-mode auto|app|kernel] [--pacing on|off] [--spiral-guard on|off] [--spiral-guard-multiplier X]
+ *   [--burst-mode auto|app|kernel] [--body-path auto|sendfile|stream] [--pacing on|off] [--spiral-guard on|off] [--spiral-guard-multiplier X]
  *   [--min-rate-kbps N] [--max-rate-kbps N]
  *   [--log FILE] [--log-level info] [--player DIR] [--cors-origin ORIGIN|*]
  *   [--workers N] [--tls-cert FILE --tls-key FILE]

@@ -14,6 +14,15 @@ import { checkTlsFiles, type TlsFiles } from './tls.js';
  */
 export type BurstMode = 'auto' | 'app' | 'kernel';
 
+/**
+ * How a media body reaches the socket (README "Body path"): `sendfile`, by the
+ * kernel straight from the file, with a sender thread doing the waiting (the
+ * server refuses to start without it); `stream`, read into Node's buffers and
+ * written by the event loop; `auto`, sendfile wherever it works, else stream.
+ * Encrypted connections always stream.
+ */
+export type BodyPathOption = 'auto' | 'sendfile' | 'stream';
+
 export interface ServerLimits {
   /** Largest request head Node accepts; larger gets 431 (slowloris, header floods). */
   maxHeaderBytes: number;
@@ -39,6 +48,7 @@ export interface ServerOptions {
   /** At most this many packets leave back-to-back in a paced response (thesis 2.5.5: 4). */
   burstPackets: number;
   burstMode: BurstMode;
+  bodyPath: BodyPathOption;
   /** `false` (--pacing off) serves everything unpaced: the control arm's server. */
   pacing: boolean;
   /**
@@ -88,6 +98,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'mediaDir'> = {
   port: 8080,
   burstPackets: 4,
   burstMode: 'auto',
+  bodyPath: 'auto',
   pacing: true,
   spiralGuard: true,
   spiralGuardMultiplier: DEFAULT_SPIRAL_GUARD_MULTIPLIER,
@@ -109,6 +120,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as cons
 const BURST_MODES = ['auto', 'app', 'kernel'] as const;
 /** More processes than this only add memory: each holds a whole server. */
 export const MAX_WORKERS = 256;
+const BODY_PATHS = ['auto', 'sendfile', 'stream'] as const;
 /** Above this the kernel builds no larger trains anyway (gso_max_segs is 16 bits). */
 export const MAX_BURST_PACKETS = 65535;
 /** 2^53 bits/s expressed in kbps keeps every derived byte rate an exact double. */
@@ -205,6 +217,10 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
   const minRateKbps = integerIn('minRateKbps', o.minRateKbps, 1, MAX_RATE_KBPS);
   const maxRateKbps = integerIn('maxRateKbps', o.maxRateKbps, 1, MAX_RATE_KBPS);
   if (maxRateKbps < minRateKbps) throw invalidOption('maxRateKbps', maxRateKbps, `at least minRateKbps (${minRateKbps})`);
+  const tls = o.tls === null || o.tls === undefined ? null : checkTlsFiles(o.tls);
+  const bodyPath = oneOf('bodyPath', o.bodyPath, BODY_PATHS);
+  // Over TLS Node encrypts every byte in user space: the kernel cannot send the file as it is.
+  if (tls !== null && bodyPath === 'sendfile') throw invalidOption('bodyPath', bodyPath, 'auto or stream with --tls-cert/--tls-key (HTTPS bodies always stream)');
   return {
     mediaDir: directory('mediaDir', input.mediaDir),
     playerDir: resolve(nonEmptyString('playerDir', o.playerDir, 'a directory path')),
@@ -212,6 +228,7 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
     port: integerIn('port', o.port, 0, 65535),
     burstPackets: integerIn('burstPackets', o.burstPackets, 1, MAX_BURST_PACKETS),
     burstMode: oneOf('burstMode', o.burstMode, BURST_MODES),
+    bodyPath,
     pacing: onOff('pacing', o.pacing),
     spiralGuard: onOff('spiralGuard', o.spiralGuard),
     spiralGuardMultiplier: numberIn('spiralGuardMultiplier', o.spiralGuardMultiplier, SPIRAL_GUARD_MULTIPLIER_RANGE.min, SPIRAL_GUARD_MULTIPLIER_RANGE.max),
@@ -221,7 +238,7 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
     logLevel: oneOf('logLevel', o.logLevel, LOG_LEVELS),
     corsOrigin: corsOrigin(o.corsOrigin),
     workers: integerIn('workers', o.workers, 1, MAX_WORKERS),
-    tls: o.tls === null || o.tls === undefined ? null : checkTlsFiles(o.tls),
+    tls,
     limits: limits(input.limits),
   };
 }

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Http1Connection, type Http1Response } from '../bench/http1.js';
 import { buildApp, type AppDependencies } from '../src/app.js';
-import type { ServerOptionsInput } from '../src/options.js';
+import type { BodyPathOption, ServerOptionsInput } from '../src/options.js';
 import type { ResponseTelemetry } from '../src/telemetry.js';
 
 export const MB = 1_000_000;
@@ -69,9 +69,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * The body path the suite runs on unless a test names one: `npm test` runs the I/O
+ * suites twice (jest.config.js), once as configured by default (sendfile where it
+ * works) and once with SAMMY_TEST_BODY_PATH=stream.
+ */
+export const TEST_BODY_PATH = (process.env['SAMMY_TEST_BODY_PATH'] ?? 'auto') as BodyPathOption;
+
 export async function startServer(input: ServerOptionsInput, deps: AppDependencies = {}): Promise<RunningServer> {
   const logs = new LogCapture();
-  const app = await buildApp({ logLevel: 'info', ...input }, { logStream: logs, ...deps });
+  const app = await buildApp({ logLevel: 'info', bodyPath: TEST_BODY_PATH, ...input }, { logStream: logs, ...deps });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address() as net.AddressInfo;
   return { app, port: address.port, logs, close: () => app.close() };

@@ -21,7 +21,7 @@ function rejection(input: Record<string, unknown>): ServerError {
 describe('resolveServerOptions', () => {
   test('fills the defaults', () => {
     const o = resolveServerOptions({ mediaDir });
-    expect(o).toMatchObject({ mediaDir, port: 8080, host: '127.0.0.1', burstPackets: 4, burstMode: 'auto', pacing: true, spiralGuard: true, spiralGuardMultiplier: 2.5, corsOrigin: null });
+    expect(o).toMatchObject({ mediaDir, port: 8080, host: '127.0.0.1', burstPackets: 4, burstMode: 'auto', bodyPath: 'auto', pacing: true, spiralGuard: true, spiralGuardMultiplier: 2.5, corsOrigin: null });
     expect(o.playerDir).toMatch(/player\/dist$/);
     expect(o.limits).toEqual(DEFAULT_SERVER_OPTIONS.limits);
     expect(o.workers).toBe(availableParallelism());
@@ -33,6 +33,7 @@ describe('resolveServerOptions', () => {
     [{ port: 1.5 }, 'port', '1.5', 'an integer'],
     [{ burstPackets: 0 }, 'burstPackets', '0', 'an integer from 1 to 65535'],
     [{ burstMode: 'tso' }, 'burstMode', '"tso"', 'auto, app, kernel'],
+    [{ bodyPath: 'splice' }, 'bodyPath', '"splice"', 'auto, sendfile, stream'],
     [{ minRateKbps: -5 }, 'minRateKbps', '-5', 'an integer from 1'],
     [{ minRateKbps: 5000, maxRateKbps: 1000 }, 'maxRateKbps', '1000', 'at least minRateKbps (5000)'],
     [{ pacing: 'yes' }, 'pacing', '"yes"', 'true (on) or false (off)'],
@@ -86,6 +87,12 @@ describe('resolveServerOptions', () => {
         expect(err.message).toContain(`invalid ${option}: `);
         expect(err.message).toContain(accepted);
       }
+      // Over TLS the kernel cannot send the file as it is: bodies stream, and asking for sendfile is refused.
+      const tls = { certFile: a.certFile, keyFile: a.keyFile };
+      expect(resolveServerOptions({ mediaDir, tls, bodyPath: 'auto' }).bodyPath).toBe('auto');
+      const err = rejection({ tls, bodyPath: 'sendfile' });
+      expect(err.code).toBe('SAMMY_SERVER_INVALID_OPTION');
+      expect(err.message).toContain('invalid bodyPath: "sendfile" (accepted: auto or stream with --tls-cert/--tls-key');
     } finally {
       removeDir(dir);
     }
@@ -100,13 +107,13 @@ describe('resolveServerOptions', () => {
 describe('parseCli', () => {
   test('maps every flag, resolving paths against the folder npm was started in', () => {
     const input = parseCli(
-      ['--media', 'media', '--port', '0', '--host', '0.0.0.0', '--burst-packets', '40', '--burst-mode', 'app', '--pacing', 'off',
+      ['--media', 'media', '--port', '0', '--host', '0.0.0.0', '--burst-packets', '40', '--burst-mode', 'app', '--body-path', 'stream', '--pacing', 'off',
         '--min-rate-kbps', '500', '--max-rate-kbps', '90000', '--log', 'out/t.jsonl', '--player', 'p', '--cors-origin', '*',
         '--spiral-guard', 'off', '--spiral-guard-multiplier', '3.5', '--workers', '3', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'],
       '/work/x',
     );
     expect(input).toEqual({
-      mediaDir: '/work/x/media', port: 0, host: '0.0.0.0', burstPackets: 40, burstMode: 'app', pacing: false,
+      mediaDir: '/work/x/media', port: 0, host: '0.0.0.0', burstPackets: 40, burstMode: 'app', bodyPath: 'stream', pacing: false,
       minRateKbps: 500, maxRateKbps: 90000, logFile: '/work/x/out/t.jsonl', playerDir: '/work/x/p', corsOrigin: '*',
       spiralGuard: false, spiralGuardMultiplier: 3.5,
       workers: 3, tls: { certFile: '/work/x/c.pem', keyFile: '/work/x/k.pem' },
