@@ -17,6 +17,7 @@ export const APT_PACKAGES = {
   gcc: 'gcc',
   'libc6-dev': '/usr/include/stdio.h',
   'nginx-light': 'nginx',
+  openssl: 'openssl',
   trafficserver: 'traffic_server',
   'trafficserver-dev': '/usr/include/ts/ts.h',
 };

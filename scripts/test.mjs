@@ -6,7 +6,7 @@ import { checkNodeVersion, EDGE_APT_PACKAGES, ensureAptPackages, ensureNpmDepend
 
 checkNodeVersion();
 ensureNpmDependencies();
-const missing = ensureAptPackages([...new Set(['ffmpeg', 'chromium', 'iproute2', 'tcpdump', 'iputils-ping', 'gcc', 'libc6-dev', ...EDGE_APT_PACKAGES])]);
+const missing = ensureAptPackages([...new Set(['ffmpeg', 'chromium', 'iproute2', 'tcpdump', 'iputils-ping', 'gcc', 'libc6-dev', 'openssl', ...EDGE_APT_PACKAGES])]);
 if (missing.length > 0) say(`tests that need ${missing.join(', ')} will be skipped`);
 
 const steps = [

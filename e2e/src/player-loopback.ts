@@ -23,7 +23,9 @@ export interface LoopbackServerOptions {
 }
 
 export async function startLoopbackServer(o: LoopbackServerOptions): Promise<LoopbackServer> {
-  const args = ['--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--log', o.logFile, '--log-level', 'warn', ...(o.extraArgs ?? [])];
+  // One process (not one per core): the session's telemetry is one process's log, and
+  // the sessions stay comparable with the lab's.
+  const args = ['--media', o.mediaDir, '--player', o.playerDir, '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--log', o.logFile, '--log-level', 'warn', ...(o.extraArgs ?? [])];
   const s = await startServer({ args, cwd: REPO_DIR });
   return { url: s.url, logFile: o.logFile, process: s.process };
 }

@@ -71,7 +71,7 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
   say(`before: ${loadLine()}`);
   const rows: CpuRowOut[] = [];
   if (withNginx) {
-    const nginx = await startNginx(net, work, mediaDir, 'nginx', 18_080, null);
+    const nginx = await startNginx(net, work, mediaDir, 'nginx', 18_080, { limitRateBytesPerS: null });
     try {
       rows.push(await measureCpu(net, nginx, false, 'nginx', 'nginx (sendfile), no pacing'));
     } finally {

@@ -44,7 +44,7 @@ describeEdge('pacing through a Traffic Server edge', () => {
     work = mkdtempSync(join(tmpdir(), 'sammy-edge-test-'));
     originLog = join(work, 'origin.jsonl');
     edgeLog = join(work, 'edge.jsonl');
-    origin = await startServer({ name: 'origin', args: ['--media', mediaDir, '--port', '0', '--pacing', 'off', '--log', originLog, '--log-level', 'warn'] });
+    origin = await startServer({ name: 'origin', args: ['--media', mediaDir, '--port', '0', '--workers', '1', '--pacing', 'off', '--log', originLog, '--log-level', 'warn'] });
     edge = await startServer({ name: 'edge', cli: EDGE_CLI, args: ['--origin', origin.url, '--port', '0', '--log', edgeLog], timeoutMs: 120_000 });
   }, 180_000);
 

@@ -2,6 +2,8 @@
 //   node --import tsx bench/client.ts '<json ClientJob>'
 // prints one JSON line with what it measured.
 import http from 'node:http';
+import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 
 export type ClientJob =
   | {
@@ -33,12 +35,18 @@ export interface LoadResult {
   bytes: number;
   requests: number;
   elapsedS: number;
+  /** For https URLs: what the first connection negotiated. */
+  tls?: { protocol: string | null; cipher: string };
 }
 
-function get(url: string, headers: Record<string, string>, agent: http.Agent | false, markBytes: number): Promise<GetResult> {
+/** https URLs go over TLS, trusting any certificate (the bench's is self-signed for the run). */
+const clientFor = (url: string): typeof http | typeof https => (url.startsWith('https:') ? https : http);
+
+function get(url: string, headers: Record<string, string>, agent: http.Agent | false, markBytes: number, onSocket?: (res: http.IncomingMessage) => void): Promise<GetResult> {
   return new Promise((resolve, reject) => {
-    http
-      .get(url, { headers, agent }, (res) => {
+    clientFor(url)
+      .get(url, { headers, agent, rejectUnauthorized: false }, (res) => {
+        onSocket?.(res);
         let bytes = 0;
         let markMs: number | null = null;
         let bytesAtMark = 0;
@@ -70,11 +78,16 @@ async function load(job: Extract<ClientJob, { kind: 'load' }>): Promise<LoadResu
   const deadlineMs = startMs + job.maxS * 1000;
   let bytes = 0;
   let requests = 0;
+  let tls: LoadResult['tls'];
+  const noteTls = (res: http.IncomingMessage): void => {
+    const socket = res.socket as TLSSocket;
+    if (tls === undefined && typeof socket.getCipher === 'function') tls = { protocol: socket.getProtocol(), cipher: socket.getCipher().name };
+  };
   const worker = async (index: number): Promise<void> => {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const agent = new (clientFor(job.urls[0]!).Agent)({ keepAlive: true, maxSockets: 1 });
     let i = index;
     while (bytes < job.targetBytes && performance.now() < deadlineMs) {
-      const r = await get(job.urls[i % job.urls.length]!, job.headers, agent, Infinity);
+      const r = await get(job.urls[i % job.urls.length]!, job.headers, agent, Infinity, noteTls);
       if (r.status !== 200) throw new Error(`status ${r.status}`);
       bytes += r.bytes;
       requests += 1;
@@ -83,7 +96,7 @@ async function load(job: Extract<ClientJob, { kind: 'load' }>): Promise<LoadResu
     agent.destroy();
   };
   await Promise.all(Array.from({ length: job.connections }, (_, i) => worker(i)));
-  return { bytes, requests, elapsedS: (performance.now() - startMs) / 1000 };
+  return { bytes, requests, elapsedS: (performance.now() - startMs) / 1000, ...(tls && { tls }) };
 }
 
 const job = JSON.parse(process.argv[2] ?? '{}') as ClientJob;

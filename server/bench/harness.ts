@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAll } from '../src/process.js';
-import { BenchNet, sh } from './netns.js';
+import { BENCH_PREFIX, BenchNet, sh } from './netns.js';
 
 export interface BenchContext {
   net: BenchNet;
@@ -15,10 +15,19 @@ export interface BenchContext {
   congestionControl: string;
 }
 
-export async function inBenchNet<T>(o: { workPrefix: string; say: (line: string) => void; writeMedia: (mediaDir: string) => void }, body: (ctx: BenchContext) => Promise<T>): Promise<T> {
-  const removed = BenchNet.removeStale();
+export interface BenchNetOptions {
+  workPrefix: string;
+  /** Names the namespaces `<prefix><pid>s`/`<prefix><pid>c` (netns.ts; default sbench). */
+  netnsPrefix?: string;
+  say: (line: string) => void;
+  writeMedia: (mediaDir: string) => void;
+}
+
+export async function inBenchNet<T>(o: BenchNetOptions, body: (ctx: BenchContext) => Promise<T>): Promise<T> {
+  const prefix = o.netnsPrefix ?? BENCH_PREFIX;
+  const removed = BenchNet.removeStale(prefix);
   if (removed.length > 0) o.say(`removed namespaces of dead bench runs: ${removed.join(', ')}`);
-  const net = new BenchNet();
+  const net = new BenchNet(process.pid, prefix);
   const work = mkdtempSync(join(tmpdir(), o.workPrefix));
   const mediaDir = join(work, 'media');
   mkdirSync(mediaDir);

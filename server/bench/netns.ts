@@ -18,19 +18,19 @@ export class BenchNet {
   readonly serverIp = '10.77.0.1';
   readonly clientIp = '10.77.0.2';
 
-  constructor(pid = process.pid) {
-    this.serverNs = `${BENCH_PREFIX}${pid}s`;
-    this.clientNs = `${BENCH_PREFIX}${pid}c`;
-    // Interface names are at most 15 characters.
-    this.serverDev = `sb${pid}s`;
-    this.clientDev = `sb${pid}c`;
+  /** `prefix`: at most 6 characters, so the devices' names (prefix, pid, s/c) fit Linux's 15. */
+  constructor(pid = process.pid, prefix = BENCH_PREFIX) {
+    this.serverNs = `${prefix}${pid}s`;
+    this.clientNs = `${prefix}${pid}c`;
+    this.serverDev = `${prefix}${pid}s`;
+    this.clientDev = `${prefix}${pid}c`;
   }
 
-  /** Deletes namespaces of earlier bench runs whose process is gone. */
-  static removeStale(): string[] {
+  /** Deletes namespaces of earlier bench runs (named with `prefix`) whose process is gone. */
+  static removeStale(prefix = BENCH_PREFIX): string[] {
     const removed: string[] = [];
     for (const line of sh('ip', ['netns', 'list']).split('\n')) {
-      const m = new RegExp(`^(${BENCH_PREFIX}(\\d+)[sc])\\b`).exec(line);
+      const m = new RegExp(`^(${prefix}(\\d+)[sc])\\b`).exec(line);
       if (m === null || pidAlive(Number(m[2]))) continue;
       sh('ip', ['netns', 'delete', m[1]!]);
       removed.push(m[1]!);

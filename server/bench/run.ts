@@ -6,7 +6,14 @@
 //   2. burst trains from a tcpdump capture on the sender, N = 1, 4, 8, 40 at 2 and
 //      8 MB/s, for the kernel's own trains, the server's default plan, and the
 //      namespace mechanism (tcp_min_tso_segs + gso_max_segs);
-//   3. server CPU per GB served against Debian's nginx, same files, same clients.
+//   3. server CPU per GB served against Debian's nginx, same files, same clients,
+//      16 and 1,000 of them (bench/cpu.ts);
+//   4. `tls`: the same over HTTPS, beside nginx over HTTPS (bench/tls.ts);
+//   5. `connections`: 10,000 concurrent paced keep-alive connections (bench/connections.ts);
+//   6. `carryover`: the response after a paced one on a keep-alive connection, and
+//      pipelined requests (bench/carryover.ts).
+// `--only a,b` runs some sections; `--json FILE` writes the figures; `--netns-prefix P`
+// names the namespaces P<pid>s and P<pid>c (default sbench).
 // Needs root (namespaces, tcpdump). Not part of `npm test`.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,12 +22,17 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ensureAptPackages } from '../../scripts/setup.mjs';
-import { start, startServer, stop, waitForOutput, type Managed } from '../src/process.js';
+import { childPids, start, startServer, stop, waitForOutput } from '../src/process.js';
 import { readTelemetry, type ResponseTelemetry } from '../src/telemetry.js';
-import type { ClientJob, GetResult, LoadResult } from './client.js';
-import { cpuRatios, type CpuRow } from './cpu-ratios.js';
+import { carryover } from './carryover.js';
+import type { ClientJob, GetResult } from './client.js';
+import { connections } from './connections.js';
+import type { CpuRow } from './cpu-ratios.js';
+import { CPU_FILE_BYTES, CPU_FILES, CPU_LOADS, cpuSection, measureCpuRow, type BenchServer as CpuServer, type CpuSection } from './cpu.js';
 import { inBenchNet } from './harness.js';
-import { BenchNet, sh } from './netns.js';
+import { fmt, type BenchKit, type BenchServer as Server, type NginxOptions } from './kit.js';
+import { BENCH_PREFIX, type BenchNet, sh } from './netns.js';
+import { tlsSection } from './tls.js';
 import { parseTcpdump, summarizeTrains, TRAIN_BUCKETS, trainLengths, type TrainSummary } from './trains.js';
 
 const SERVER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -41,26 +53,10 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
 }
 
-function childPids(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
 /** CPU seconds used so far by a process and its children (nginx: master + workers). */
 export function cpuSeconds(pid: number): number {
   const ticksPerS = Number(sh('getconf', ['CLK_TCK']).trim()) || 100;
   return [pid, ...childPids(pid)].reduce((sum, p) => sum + cpuTicks(p), 0) / ticksPerS;
-}
-
-export interface Server {
-  name: string;
-  process: Managed;
-  pid: number;
-  port: number;
-  logFile: string | null;
 }
 
 /** Runs `cmd args` inside the server's namespace. */
@@ -77,7 +73,7 @@ export async function startSammy(net: BenchNet, work: string, mediaDir: string, 
   return { name, process: s.process, pid: s.process.child.pid!, port: s.port, logFile };
 }
 
-export async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, limitRateBytesPerS: number | null): Promise<Server> {
+export async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, o: NginxOptions): Promise<Server> {
   const prefix = mkdtempSync(join(work, `${name}-`));
   const conf = join(prefix, 'nginx.conf');
   writeFileSync(
@@ -86,7 +82,8 @@ export async function startNginx(net: BenchNet, work: string, mediaDir: string, 
 worker_processes 1;
 pid ${prefix}/nginx.pid;
 error_log ${prefix}/error.log;
-events { worker_connections 1024; }
+worker_rlimit_nofile 8192;
+events { worker_connections 4096; }
 http {
   access_log ${prefix}/access.log;
   client_body_temp_path ${prefix}/tmp;
@@ -95,8 +92,11 @@ http {
   keepalive_requests 1000000;
   types { video/mp4 m4s; }
   server {
-    listen ${net.serverIp}:${port};
-    location /media/ { alias ${mediaDir}/; ${limitRateBytesPerS === null ? '' : `limit_rate ${limitRateBytesPerS};`} }
+    listen ${net.serverIp}:${port}${o.tls ? ` ssl;
+    ssl_certificate ${o.tls.certFile};
+    ssl_certificate_key ${o.tls.keyFile};
+    ssl_protocols TLSv1.2 TLSv1.3` : ''};
+    location /media/ { alias ${mediaDir}/; ${o.limitRateBytesPerS === null ? '' : `limit_rate ${o.limitRateBytesPerS};`} }
   }
 }
 `,
@@ -106,13 +106,13 @@ http {
   for (let i = 0; i < 50; i++) {
     await new Promise((r) => setTimeout(r, 100));
     const probe = spawnSync('ip', net.inServer(['bash', '-c', `exec 3<>/dev/tcp/${net.serverIp}/${port}`]), { stdio: 'ignore' });
-    if (probe.status === 0) return { name, process: nginx, pid: nginx.child.pid!, port, logFile: null };
+    if (probe.status === 0) return { name, process: nginx, pid: nginx.child.pid!, port, logFile: null, stopSignal: 'SIGQUIT' };
   }
   throw new Error(`nginx did not start: ${readFileSync(join(prefix, 'error.log'), 'utf8').slice(-500)}`);
 }
 
-export async function runClient<T>(net: BenchNet, job: ClientJob): Promise<T> {
-  const client = start('bench client', 'ip', net.inClient([process.execPath, '--import', 'tsx', 'bench/client.ts', JSON.stringify(job)]), { cwd: SERVER_DIR });
+export async function runClient<T>(net: BenchNet, job: ClientJob | unknown, script = 'bench/client.ts'): Promise<T> {
+  const client = start('bench client', 'ip', net.inClient([process.execPath, '--import', 'tsx', script, JSON.stringify(job)]), { cwd: SERVER_DIR });
   const code = await client.exited;
   if (code !== 0) throw new Error(`client failed (${code}): ${client.stderr().slice(-800)}`);
   return JSON.parse(client.stdout().trim().split('\n').at(-1)!) as T;
@@ -131,7 +131,8 @@ async function lineFor(server: Server, localPort: number): Promise<ResponseTelem
   return undefined;
 }
 
-export const fmt = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
+// The edge bench (edge/bench/run.ts) imports these from here with the helpers above.
+export { fmt, type Server };
 export const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 export function table(header: string[], rows: string[][]): void {
@@ -270,77 +271,44 @@ async function bursts(net: BenchNet, work: string, mediaDir: string): Promise<un
   return results;
 }
 
-// ---------------------------------------------------------------- 3. CPU
+// ---------------------------------------------------------------- 3. CPU (bench/cpu.ts)
 
-const CPU_FILES = 16;
-const CPU_CONNECTIONS = 16;
-const CPU_PACE_BYTES_PER_S = 2 * MB; // 16 Mbit/s per connection, the thesis lab's pace range
-
-export async function measureCpu(net: BenchNet, server: Server, paced: boolean, id: CpuRow['id'], config: string): Promise<CpuRow> {
-  const urls = Array.from({ length: CPU_FILES }, (_, i) => `http://${net.serverIp}:${server.port}/media/seg-${i}.m4s`);
-  const before = cpuSeconds(server.pid);
-  const r = await runClient<LoadResult>(net, {
-    kind: 'load',
-    urls,
-    headers: paced ? { 'CMCD-Status': `rtp=${(CPU_PACE_BYTES_PER_S * 8) / 1000}` } : {},
-    connections: CPU_CONNECTIONS,
-    targetBytes: paced ? CPU_CONNECTIONS * CPU_PACE_BYTES_PER_S * 12 : 3000 * MB,
-    maxS: paced ? 25 : 20,
-  });
-  const cpuS = cpuSeconds(server.pid) - before;
-  return { id, config, bytes: r.bytes, elapsedS: r.elapsedS, cpuS, cpuSPerGB: cpuS / (r.bytes / 1e9) };
+/**
+ * The cpu section's measurement at its first load (16 keep-alive clients fetching
+ * /media/seg-0..15.m4s, 2 MB/s each when paced), for the edge bench's rows beside it.
+ */
+export function measureCpu(net: BenchNet, server: Server, paced: boolean, id: CpuRow['id'], config: string): Promise<CpuRow> {
+  return measureCpuRow({ serverIp: net.serverIp, runClient: (job) => runClient(net, job), cpuSeconds }, server, CPU_LOADS[0]!, paced, id, config);
 }
 
-async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boolean): Promise<unknown> {
-  say(`## 3. Server CPU per GB served: ${CPU_CONNECTIONS} keep-alive clients fetching ${CPU_FILES} x 1 MB segments in a loop`);
-  say();
-  const rows: CpuRow[] = [];
-  const sammy = await startSammy(net, work, mediaDir, 'cpu-auto', []);
-  const sammyKernel = await startSammy(net, work, mediaDir, 'cpu-kernel', ['--burst-mode', 'kernel']);
-  try {
-    rows.push(await measureCpu(net, sammy, true, 'pacedDefault', `sammy paced ${CPU_PACE_BYTES_PER_S / MB} MB/s, N=4 (default plan)`));
-    rows.push(await measureCpu(net, sammyKernel, true, 'pacedKernel', `sammy paced ${CPU_PACE_BYTES_PER_S / MB} MB/s, --burst-mode kernel`));
-    rows.push(await measureCpu(net, sammy, false, 'unpaced', 'sammy unpaced'));
-  } finally {
-    await stop(sammy.process, { graceMs: 5000 });
-    await stop(sammyKernel.process, { graceMs: 5000 });
-  }
-  if (withNginx) {
-    const plain = await startNginx(net, work, mediaDir, 'nginx', 18_080, null);
-    try {
-      rows.push(await measureCpu(net, plain, false, 'nginx', 'nginx (sendfile), no pacing'));
-    } finally {
-      await stop(plain.process, { signal: 'SIGQUIT', graceMs: 5000 });
-    }
-    // nginx's nearest equivalent; it grants one second of limit_rate up front, so
-    // responses this small are not slowed at all (see the seconds column).
-    const limited = await startNginx(net, work, mediaDir, 'nginx-limit', 18_081, CPU_PACE_BYTES_PER_S);
-    try {
-      rows.push(await measureCpu(net, limited, true, 'nginxLimitRate', `nginx limit_rate ${CPU_PACE_BYTES_PER_S / MB} MB/s (does not slow 1 MB responses)`));
-    } finally {
-      await stop(limited.process, { signal: 'SIGQUIT', graceMs: 5000 });
-    }
-  }
-  table(
-    ['configuration', 'GB served', 'seconds', 'server CPU s', 'CPU s per GB'],
-    rows.map((r) => [r.config, fmt(r.bytes / 1e9, 3), fmt(r.elapsedS, 1), fmt(r.cpuS, 2), fmt(r.cpuSPerGB, 2)]),
+function cpu(kit: BenchKit, withNginx: boolean): Promise<CpuSection> {
+  const servers = new Map<CpuServer, Server>();
+  const keep = (s: Server | null): CpuServer => {
+    if (s === null) throw new Error('nginx is not installed');
+    servers.set(s, s);
+    return s;
+  };
+  return cpuSection(
+    {
+      serverIp: kit.net.serverIp,
+      startSammy: async (name, args) => keep(await kit.startSammy(name, args)),
+      startNginx: async (name, port, limitRateBytesPerS) => keep(await kit.startNginx(name, port, { limitRateBytesPerS })),
+      stopServer: (lent) => kit.stop(servers.get(lent)!),
+      runClient: (job) => kit.runClient('bench/client.ts', job),
+      cpuSeconds,
+      say,
+      table,
+    },
+    withNginx,
   );
-  say();
-  const ratios = cpuRatios(rows);
-  if (ratios.pacedDefaultVsNginx !== undefined) {
-    say(`CPU per GB, sammy paced (default plan, N=4) / nginx: ${fmt(ratios.pacedDefaultVsNginx)}x`);
-    say(`CPU per GB, sammy paced (kernel trains) / nginx: ${fmt(ratios.pacedKernelVsNginx!)}x`);
-    say(`CPU per GB, sammy unpaced / nginx: ${fmt(ratios.unpacedVsNginx!)}x`);
-  }
-  say(`CPU per GB, application-timed bursts / kernel trains (both paced): ${fmt(ratios.appWriterVsKernel)}x`);
-  say();
-  return { rows, ratios };
 }
 
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' }, 'netns-prefix': { type: 'string' } }, strict: true });
+  const prefix = values['netns-prefix'] ?? BENCH_PREFIX;
+  if (!/^[a-z][a-z0-9]{0,5}$/.test(prefix)) throw new Error(`invalid --netns-prefix: ${JSON.stringify(prefix)} (accepted: 1 to 6 lowercase letters and digits, a letter first)`);
   if (process.platform !== 'linux' || process.getuid?.() !== 0) {
     say('SKIP: the server bench needs Linux and root (network namespaces, tcpdump); run it as root: sudo npm run bench -w @sammy/server');
     return 0;
@@ -350,17 +318,33 @@ async function main(): Promise<number> {
   const writeMedia = (mediaDir: string): void => {
     for (const mbps of ACCURACY_MBPS) writeFileSync(join(mediaDir, `acc-${mbps}.m4s`), randomBytes(Math.round(((mbps * MB) / 8) * 2.5)));
     for (const rate of BURST_RATES_BYTES_PER_S) writeFileSync(join(mediaDir, `burst-${rate / MB}.m4s`), randomBytes(Math.round(rate * 1.5)));
-    for (let i = 0; i < CPU_FILES; i++) writeFileSync(join(mediaDir, `seg-${i}.m4s`), randomBytes(MB));
+    for (let i = 0; i < CPU_FILES; i++) writeFileSync(join(mediaDir, `seg-${i}.m4s`), randomBytes(CPU_FILE_BYTES));
   };
-  const only = values.only?.split(',') ?? ['accuracy', 'bursts', 'cpu'];
+  const only = values.only?.split(',') ?? ['accuracy', 'bursts', 'cpu', 'tls', 'connections', 'carryover'];
   const startedMs = performance.now();
-  await inBenchNet({ workPrefix: 'sammy-bench-', say, writeMedia }, async ({ net, work, mediaDir, congestionControl: cc }) => {
+  await inBenchNet({ workPrefix: 'sammy-bench-', netnsPrefix: prefix, say, writeMedia }, async ({ net, work, mediaDir, congestionControl: cc }) => {
+    const kit: BenchKit = {
+      net,
+      work,
+      mediaDir,
+      say,
+      table,
+      startSammy: (name, args) => startSammy(net, work, mediaDir, name, args),
+      startNginx: async (name, port, o) => (withNginx ? startNginx(net, work, mediaDir, name, port, o) : null),
+      stop: async (server) => void (await stop(server.process, { signal: server.stopSignal ?? 'SIGTERM', graceMs: 5000 })),
+      runClient: (script, job) => runClient(net, job, script),
+      telemetry,
+      cpuSeconds,
+    };
     say(`# Sammy server bench: veth ${net.serverNs} <-> ${net.clientNs}, congestion control ${cc}, ${new Date().toISOString()}`);
     say();
     const result: Record<string, unknown> = { congestionControl: cc };
     if (only.includes('accuracy')) result['accuracy'] = await accuracy(net, work, mediaDir);
     if (only.includes('bursts')) result['bursts'] = await bursts(net, work, mediaDir);
-    if (only.includes('cpu')) result['cpu'] = await cpu(net, work, mediaDir, withNginx);
+    if (only.includes('cpu')) result['cpu'] = await cpu(kit, withNginx);
+    if (only.includes('tls')) result['tls'] = await tlsSection(kit);
+    if (only.includes('connections')) result['connections'] = await connections(kit);
+    if (only.includes('carryover')) Object.assign(result, await carryover(kit));
     say(`bench took ${fmt((performance.now() - startedMs) / 1000, 0)} s`);
     if (values.json !== undefined) writeFileSync(resolve(process.env['INIT_CWD'] ?? '.', values.json), JSON.stringify(result, null, 2));
   });

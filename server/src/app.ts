@@ -2,7 +2,7 @@
 // or listen on port 0; the CLI listens on the configured address).
 import fastifyCors from '@fastify/cors';
 import { CMCD_HEADER_FIELDS } from '@svta/cml-cmcd';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Socket } from 'node:net';
 import pino, { type DestinationStream } from 'pino';
 import { errorResponseBody, rawErrorResponse } from './errors.js';
@@ -11,21 +11,34 @@ import { mediaPlugin } from './media.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
 import { resolveServerOptions, type ServerOptions, type ServerOptionsInput } from './options.js';
 import { PacingController } from './pacing.js';
+import { BodySender } from './body-sender.js';
+import { ServerError } from './errors.js';
 import { hostilePathReason } from './paths.js';
 import { playerPlugin } from './player.js';
 import { loadSocketControl, type SocketControl } from './socket.js';
+import { readTlsCredentials } from './tls.js';
 
 export interface AppDependencies {
   /** The setsockopt/TCP_INFO binding; tests replace it to act out a platform without one. */
   socketControl?: SocketControl;
   /** Where log lines go besides --log FILE (default stdout). */
   logStream?: DestinationStream;
+  /**
+   * The /metrics text; a worker of `--workers N` asks its primary, which sums every
+   * process's metrics (src/workers.ts). Default: this app's own registry.
+   */
+  metricsText?: () => Promise<string>;
+  /** Starts the zero-copy sender; tests replace it to act out a platform without one. */
+  startSender?: (onLost: (reason: string) => void) => Promise<BodySender>;
 }
 
 export interface SammyDecorations {
   options: ServerOptions;
   pacing: PacingController;
   socketControl: SocketControl;
+  metrics: ServerMetrics;
+  /** The zero-copy path's sender thread; null when every body streams. */
+  sender: BodySender | null;
 }
 
 declare module 'fastify' {
@@ -42,15 +55,29 @@ export const CORS_EXPOSED_HEADERS = ['Server-Timing', 'Content-Length', 'Content
 type FileDestination = DestinationStream & { flushSync?: () => void; end?: () => void };
 
 /**
+ * Lines for --log FILE are written in batches of about this many bytes, and at least
+ * this often: one write per line would cost a file-thread round trip (two thread
+ * switches) per media response.
+ */
+const LOG_BATCH_BYTES = 8 * 1024;
+const LOG_FLUSH_INTERVAL_MS = 250;
+
+/**
  * Log lines go to stdout at --log-level, and with --log FILE every line from info
  * up (the "media response" lines included) goes to FILE as JSON lines.
  */
-function createLogger(options: ServerOptions, deps: AppDependencies): { logger: pino.Logger; closeLog: () => void } {
+export function createLogger(options: ServerOptions, deps: AppDependencies = {}): { logger: pino.Logger; closeLog: () => void } {
   const streams: pino.StreamEntry[] = [];
   if (options.logLevel !== 'silent') streams.push({ level: options.logLevel, stream: deps.logStream ?? process.stdout });
   let file: FileDestination | null = null;
   if (options.logFile !== null) {
-    file = pino.destination({ dest: options.logFile, mkdir: true, sync: false }) as FileDestination;
+    file = pino.destination({
+      dest: options.logFile,
+      mkdir: true,
+      sync: false,
+      minLength: LOG_BATCH_BYTES,
+      periodicFlush: LOG_FLUSH_INTERVAL_MS,
+    }) as FileDestination;
     streams.push({ level: 'info', stream: file });
   }
   const level = options.logLevel === 'debug' ? 'debug' : file !== null ? 'info' : options.logLevel;
@@ -70,6 +97,13 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
   const { limits } = options;
   const { logger, closeLog } = createLogger(options, deps);
   const metrics = createMetrics();
+  const httpOptions = {
+    maxHeaderSize: limits.maxHeaderBytes,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // Node enforces the two timeouts above only this often.
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 2)),
+  };
   const app = Fastify({
     loggerInstance: logger,
     // One "media response" line per media response replaces fastify's two request lines.
@@ -86,16 +120,21 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
       request.log.info({ code: err.code }, 'refused request path');
       sendError(reply, 400, 'SAMMY_BAD_PATH', 'malformed URL');
     },
-    http: {
-      maxHeaderSize: limits.maxHeaderBytes,
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      // Node enforces the two timeouts above only this often.
-      connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 2)),
-    },
+    // fastify hands `http` only to a plain server: over TLS the same limits go with the
+    // certificate, and a handshake gets no longer than a request head (slowloris).
+    ...(options.tls === null
+      ? { http: httpOptions }
+      : { https: { ...httpOptions, ...readTlsCredentials(options.tls), handshakeTimeout: limits.headersTimeoutMs } }),
   }) as unknown as FastifyInstance;
+  // A failed handshake (plain HTTP to the TLS port, a bad client hello, a timeout):
+  // Node closes the connection; it is counted so a scraper can see it.
+  app.server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
+    metrics.errors.inc({ kind: 'tls' });
+    logger.debug({ code: err.code }, 'TLS handshake failed');
+  });
 
   const socketControl = deps.socketControl ?? loadSocketControl();
+  const sender = await startSender(options, deps, app.log, metrics);
   const pacing = new PacingController({
     options,
     control: socketControl,
@@ -103,14 +142,19 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     log: app.log,
     kernel: readKernelTsoSettings(),
     devices: new DeviceGsoTable(),
+    sender,
   });
-  app.decorate('sammy', { options, pacing, socketControl });
+  app.decorate('sammy', { options, pacing, socketControl, metrics, sender });
   // Before connections are cut, while their TCP_INFO is still readable.
   app.addHook('preClose', (done) => {
     pacing.finishAll();
     done();
   });
-  app.addHook('onClose', async () => closeLog());
+  // After the connections are closed (their transfers aborted), before the log.
+  app.addHook('onClose', async () => {
+    await sender?.stop();
+    closeLog();
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
     const reason = hostilePathReason(request.url);
@@ -156,15 +200,42 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     burstMode: options.burstMode,
     spiralGuard: options.spiralGuard,
     spiralGuardMultiplier: options.spiralGuardMultiplier,
+    bodyPath: sender?.available === true ? 'sendfile' : 'stream',
     activeResponses: pacing.activeResponses,
+    tls: options.tls !== null,
+    // Which process answered: with --workers N each connection has its own.
+    pid: process.pid,
   }));
   app.get('/metrics', async (_request, reply) => {
     reply.type(metrics.registry.contentType);
-    return metrics.registry.metrics();
+    return deps.metricsText === undefined ? metrics.registry.metrics() : deps.metricsText();
   });
-  await app.register(mediaPlugin, { mediaDir: options.mediaDir, pacing, metrics });
+  await app.register(mediaPlugin, { mediaDir: options.mediaDir, pacing, metrics, sender });
   await app.register(playerPlugin, { playerDir: options.playerDir, metrics });
   return app;
+}
+
+/**
+ * The zero-copy sender for --body-path auto or sendfile. Where it cannot start,
+ * `auto` serves every body through streams (said once in the log) and `sendfile`
+ * refuses to start the server. Over TLS every body streams (Node encrypts it).
+ */
+async function startSender(options: ServerOptions, deps: AppDependencies, log: FastifyBaseLogger, metrics: ServerMetrics): Promise<BodySender | null> {
+  if (options.bodyPath === 'stream' || options.tls !== null) return null;
+  const onLost = (reason: string): void => {
+    metrics.errors.inc({ kind: 'sendfile' });
+    log.error({ reason }, 'zero-copy sender lost; bodies take the stream path from now on');
+  };
+  try {
+    return await (deps.startSender ?? BodySender.start)(onLost);
+  } catch (err) {
+    const reason = (err as Error).message;
+    if (options.bodyPath === 'sendfile') {
+      throw new ServerError('SAMMY_SERVER_SENDFILE_UNAVAILABLE', `--body-path sendfile, but the zero-copy sender cannot start: ${reason}`, 'bodyPath');
+    }
+    log.warn({ reason }, `zero-copy sender unavailable, bodies take the stream path: ${reason}`);
+    return null;
+  }
 }
 
 function sendError(reply: FastifyReply, status: number, code?: string, message?: string): void {
@@ -174,13 +245,16 @@ function sendError(reply: FastifyReply, status: number, code?: string, message?:
 /**
  * A request head the HTTP parser refused (malformed, too large, too slow): answered
  * in the one error shape, counted, and the connection closed. A client that reset
- * the connection gets nothing.
+ * the connection gets nothing, and neither does one whose earlier response is still
+ * being sent (a bad head pipelined behind a good one): the error would land inside
+ * that body.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket, metrics: ServerMetrics, log: pino.Logger): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
   metrics.errors.inc({ kind: 'client' });
   log.info({ status, code: err.code }, 'refused request head');
-  if (socket.writable) socket.write(rawErrorResponse(status));
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (socket.writable && inFlight?.headersSent !== true) socket.write(rawErrorResponse(status));
   socket.destroy();
 }

@@ -5,10 +5,11 @@ import { invalidOption, ServerError } from './errors.js';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptionsInput } from './options.js';
 
 export const USAGE = `usage: npm run serve -- --media DIR [--port ${DEFAULT_SERVER_OPTIONS.port}] [--host ${DEFAULT_SERVER_OPTIONS.host}]
-  [--burst-packets ${DEFAULT_SERVER_OPTIONS.burstPackets}] [--burst-mode auto|app|kernel] [--pacing on|off]
+  [--burst-packets ${DEFAULT_SERVER_OPTIONS.burstPackets}] [--burst-mode auto|app|kernel] [--body-path auto|sendfile|stream] [--pacing on|off]
   [--spiral-guard on|off] [--spiral-guard-multiplier ${DEFAULT_SERVER_OPTIONS.spiralGuardMultiplier}]
   [--min-rate-kbps ${DEFAULT_SERVER_OPTIONS.minRateKbps}] [--max-rate-kbps ${DEFAULT_SERVER_OPTIONS.maxRateKbps}]
-  [--log FILE] [--log-level fatal|error|warn|info|debug|silent] [--player DIR] [--cors-origin ORIGIN|*]`;
+  [--log FILE] [--log-level fatal|error|warn|info|debug|silent] [--player DIR] [--cors-origin ORIGIN|*]
+  [--workers N (default: ${DEFAULT_SERVER_OPTIONS.workers}, the number of cores)] [--tls-cert FILE --tls-key FILE]`;
 
 /** The flag that sets each option, so a refused value is reported as the user typed it. */
 export const FLAG_OF_OPTION: Record<string, string> = {
@@ -18,6 +19,7 @@ export const FLAG_OF_OPTION: Record<string, string> = {
   host: '--host',
   burstPackets: '--burst-packets',
   burstMode: '--burst-mode',
+  bodyPath: '--body-path',
   pacing: '--pacing',
   spiralGuard: '--spiral-guard',
   spiralGuardMultiplier: '--spiral-guard-multiplier',
@@ -26,6 +28,9 @@ export const FLAG_OF_OPTION: Record<string, string> = {
   logFile: '--log',
   logLevel: '--log-level',
   corsOrigin: '--cors-origin',
+  workers: '--workers',
+  'tls.certFile': '--tls-cert',
+  'tls.keyFile': '--tls-key',
 };
 
 /** An error message in terms of the command line. */
@@ -67,6 +72,7 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
         host: { type: 'string' },
         'burst-packets': { type: 'string' },
         'burst-mode': { type: 'string' },
+        'body-path': { type: 'string' },
         pacing: { type: 'string' },
         'spiral-guard': { type: 'string' },
         'spiral-guard-multiplier': { type: 'string' },
@@ -76,6 +82,9 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
         'log-level': { type: 'string' },
         player: { type: 'string' },
         'cors-origin': { type: 'string' },
+        workers: { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -93,6 +102,7 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
   set('host', values.host);
   set('burstPackets', numberArg('--burst-packets', values['burst-packets']));
   set('burstMode', values['burst-mode'] as ServerOptionsInput['burstMode']);
+  set('bodyPath', values['body-path'] as ServerOptionsInput['bodyPath']);
   set('pacing', onOffArg('--pacing', values.pacing));
   set('spiralGuard', onOffArg('--spiral-guard', values['spiral-guard']));
   set('spiralGuardMultiplier', numberArg('--spiral-guard-multiplier', values['spiral-guard-multiplier']));
@@ -102,6 +112,12 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
   set('logLevel', values['log-level'] as ServerOptionsInput['logLevel']);
   set('playerDir', userPath(values.player, cwd));
   set('corsOrigin', values['cors-origin']);
+  set('workers', numberArg('--workers', values.workers));
+  const [certFile, keyFile] = [values['tls-cert'], values['tls-key']];
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ServerError('SAMMY_SERVER_BAD_ARGS', `--tls-cert FILE and --tls-key FILE are given together\n${USAGE}`);
+  }
+  if (certFile !== undefined) input.tls = { certFile: userPath(certFile, cwd)!, keyFile: userPath(keyFile, cwd)! };
   return input;
 }
 

@@ -1,48 +1,26 @@
 import { Transform, type TransformCallback } from 'node:stream';
+import { BurstClock, type BurstClockOptions } from './burst.js';
 
-export interface BurstPacerOptions {
-  rateBytesPerS: number;
-  /** Bytes per write: burstPackets x MSS (strict), or the ~1 ms chunk (not strict). */
-  chunkBytes: number;
-  /** Strict: every write is exactly chunkBytes (the last may be shorter), never two at once. */
-  strict: boolean;
-  /** Write sizes stay multiples of this so each write is whole packets. */
-  mssBytes: number;
-}
+export type BurstPacerOptions = BurstClockOptions;
 
 /**
- * Re-times a body into bursts: one write of `chunkBytes`, then a wait of
- * chunkBytes / rate, so the socket holds at most one burst and TCP sends it as one
- * train of that many packets (README "Burst size", mechanism `app`).
- *
- * Strict mode keeps its schedule (a late timer shortens the next wait, to no less
- * than half an interval), so it never writes two bursts together. Non-strict mode
- * wakes about once per chunk interval and writes what the schedule owes, between one
- * and two chunks. Destroying the stream clears its timer: an aborted response
- * leaves nothing behind.
+ * Re-times a body into bursts on the stream path: one write per burst of the
+ * BurstClock's schedule (burst.ts), so the socket holds at most one burst and TCP
+ * sends it as one train of that many packets (README "Burst size", mechanism
+ * `app`). Destroying the stream clears its timer: an aborted response leaves
+ * nothing behind.
  */
 export class BurstPacer extends Transform {
-  readonly #rateBytesPerS: number;
-  readonly #chunkBytes: number;
-  readonly #intervalMs: number;
-  readonly #strict: boolean;
-  readonly #mssBytes: number;
+  readonly #clock: BurstClock;
   #queue: Buffer[] = [];
   #queuedBytes = 0;
-  #startMs: number | null = null;
-  #writtenBytes = 0;
-  #dueMs = 0;
   #timer: NodeJS.Timeout | null = null;
   #writeCallback: TransformCallback | null = null;
   #flushCallback: TransformCallback | null = null;
 
   constructor(o: BurstPacerOptions) {
     super();
-    this.#rateBytesPerS = o.rateBytesPerS;
-    this.#chunkBytes = Math.max(1, o.chunkBytes);
-    this.#intervalMs = (this.#chunkBytes / o.rateBytesPerS) * 1000;
-    this.#strict = o.strict;
-    this.#mssBytes = Math.max(1, o.mssBytes);
+    this.#clock = new BurstClock(o);
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -87,34 +65,18 @@ export class BurstPacer extends Transform {
     return out;
   }
 
-  /** Bytes to write now (non-strict): what the schedule owes, whole packets, 1 to 2 chunks. */
-  #owedBytes(nowMs: number): number {
-    const owed = (this.#rateBytesPerS * (nowMs - this.#startMs!)) / 1000 - this.#writtenBytes;
-    const wholePackets = Math.floor(owed / this.#mssBytes) * this.#mssBytes;
-    return Math.min(2 * this.#chunkBytes, Math.max(this.#chunkBytes, wholePackets));
-  }
-
   readonly #pump = (): void => {
     this.#timer = null;
     if (this.destroyed) return;
     const ending = this.#flushCallback !== null;
-    while (this.#queuedBytes > 0 && (ending || this.#queuedBytes >= (this.#strict ? this.#chunkBytes : 2 * this.#chunkBytes))) {
+    while (this.#queuedBytes > 0 && (ending || this.#queuedBytes >= this.#clock.maxBurstBytes)) {
       const nowMs = performance.now();
-      if (nowMs < this.#dueMs) {
-        this.#timer = setTimeout(this.#pump, this.#dueMs - nowMs);
+      const waitMs = this.#clock.waitMs(nowMs);
+      if (waitMs > 0) {
+        this.#timer = setTimeout(this.#pump, waitMs);
         return;
       }
-      if (this.#startMs === null) {
-        this.#startMs = nowMs;
-        this.#dueMs = nowMs;
-      }
-      const bytes = this.#strict ? this.#chunkBytes : this.#owedBytes(nowMs);
-      const out = this.#take(bytes);
-      this.#writtenBytes += out.length;
-      this.push(out);
-      this.#dueMs = this.#strict
-        ? Math.max(this.#dueMs + this.#intervalMs, nowMs + this.#intervalMs / 2)
-        : nowMs + this.#intervalMs;
+      this.push(this.#take(this.#clock.take(nowMs, this.#queuedBytes)));
     }
     if (ending) {
       if (this.#queuedBytes === 0) {

@@ -121,3 +121,86 @@ export function planBursts(i: BurstPlanInputs): BurstPlan {
     strict: false,
   };
 }
+
+export interface BurstClockOptions {
+  rateBytesPerS: number;
+  /** Bytes per burst: burstPackets x MSS (strict), or the ~1 ms chunk (not strict). */
+  chunkBytes: number;
+  /** Strict: every burst is exactly chunkBytes (the last may be shorter), never two at once. */
+  strict: boolean;
+  /** Burst sizes stay multiples of this so each burst is whole packets. */
+  mssBytes: number;
+}
+
+/**
+ * The schedule of application-timed bursts (mechanism `app`), without timers or
+ * I/O: when the next burst is due and how many bytes it carries. The stream path's
+ * writer (burst-pacer.ts) and the zero-copy sender (sender-loop.ts) both follow it.
+ *
+ * Strict mode keeps its schedule (a late wake-up shortens the next wait, to no less
+ * than half an interval), so it never sends two bursts together. Non-strict mode is
+ * due about once per chunk interval and sends what the schedule owes, between one
+ * and two chunks, in whole packets.
+ */
+export class BurstClock {
+  readonly intervalMs: number;
+  readonly #rateBytesPerS: number;
+  readonly #chunkBytes: number;
+  readonly #strict: boolean;
+  readonly #mssBytes: number;
+  #startMs: number | null = null;
+  #dueMs = 0;
+  #sentBytes = 0;
+
+  constructor(o: BurstClockOptions) {
+    this.#rateBytesPerS = o.rateBytesPerS;
+    this.#chunkBytes = Math.max(1, o.chunkBytes);
+    this.#strict = o.strict;
+    this.#mssBytes = Math.max(1, o.mssBytes);
+    this.intervalMs = (this.#chunkBytes / o.rateBytesPerS) * 1000;
+  }
+
+  /** The most bytes one burst may carry; a writer holding less (and not at the end) waits for more. */
+  get maxBurstBytes(): number {
+    return this.#strict ? this.#chunkBytes : 2 * this.#chunkBytes;
+  }
+
+  /**
+   * How early a burst may go without changing the rate, so that bursts of several
+   * connections share a wake-up: a strict schedule counts from the due time, not from
+   * when the burst went. A non-strict one sends what it owes but at least one chunk,
+   * so an early burst would add up: none.
+   */
+  get earlyMs(): number {
+    return this.#strict ? this.intervalMs / 4 : 0;
+  }
+
+  /** When the next burst is due (the caller's clock; before the first burst: 0, at once). */
+  get dueMs(): number {
+    return this.#dueMs;
+  }
+
+  /** Milliseconds until the next burst is due; zero or less: now. */
+  waitMs(nowMs: number): number {
+    return this.#startMs === null ? 0 : this.#dueMs - nowMs;
+  }
+
+  /** Call when a burst is due: its size (at most `availableBytes`), recorded as sent, and the next due time set. */
+  take(nowMs: number, availableBytes: number): number {
+    if (this.#startMs === null) {
+      this.#startMs = nowMs;
+      this.#dueMs = nowMs;
+    }
+    const bytes = Math.min(availableBytes, this.#strict ? this.#chunkBytes : this.#owedBytes(nowMs));
+    this.#sentBytes += bytes;
+    this.#dueMs = this.#strict ? Math.max(this.#dueMs + this.intervalMs, nowMs + this.intervalMs / 2) : nowMs + this.intervalMs;
+    return bytes;
+  }
+
+  /** Non-strict: what the schedule owes, whole packets, one to two chunks. */
+  #owedBytes(nowMs: number): number {
+    const owed = (this.#rateBytesPerS * (nowMs - this.#startMs!)) / 1000 - this.#sentBytes;
+    const wholePackets = Math.floor(owed / this.#mssBytes) * this.#mssBytes;
+    return Math.min(2 * this.#chunkBytes, Math.max(this.#chunkBytes, wholePackets));
+  }
+}

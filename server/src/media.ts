@@ -1,9 +1,11 @@
 // /media/: the ladder (DASH manifest, HLS playlists, fMP4 segments). Every response passes the pacing controller (onSend),
 // which caps the socket before the first body byte.
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { extname } from 'node:path';
+import type { BodySender } from './body-sender.js';
 import type { ServerMetrics } from './metrics.js';
 import type { PacingController } from './pacing.js';
+import { socketFd } from './socket.js';
 import { pathAfter, sendFromDir } from './static-files.js';
 
 export const MEDIA_PREFIX = '/media/';
@@ -40,9 +42,17 @@ export interface MediaPluginOptions {
   mediaDir: string;
   pacing: PacingController;
   metrics: ServerMetrics;
+  /** The zero-copy path's sender thread; null: every body streams. */
+  sender: BodySender | null;
 }
 
-export const mediaPlugin: FastifyPluginAsync<MediaPluginOptions> = async (app, { mediaDir, pacing, metrics }) => {
+/** Whether the kernel can send this request's body: a running sender and a plain TCP socket (TLS is encrypted in user space). */
+function zeroCopyFor(request: FastifyRequest, sender: BodySender | null): boolean {
+  const socket = request.raw.socket as FastifyRequest['raw']['socket'] & { encrypted?: boolean };
+  return sender !== null && sender.available && socket.encrypted !== true && socketFd(socket) !== null;
+}
+
+export const mediaPlugin: FastifyPluginAsync<MediaPluginOptions> = async (app, { mediaDir, pacing, metrics, sender }) => {
   app.addHook('onSend', (request, reply, payload, done) => {
     let body: unknown = payload;
     try {
@@ -55,6 +65,12 @@ export const mediaPlugin: FastifyPluginAsync<MediaPluginOptions> = async (app, {
     done(null, body);
   });
   app.get(`${MEDIA_PREFIX}*`, (request, reply) =>
-    sendFromDir(request, reply, { root: mediaDir, urlPath: pathAfter(request.url, MEDIA_PREFIX), headers: setMediaHeaders, metrics }),
+    sendFromDir(request, reply, {
+      root: mediaDir,
+      urlPath: pathAfter(request.url, MEDIA_PREFIX),
+      headers: setMediaHeaders,
+      metrics,
+      zeroCopy: zeroCopyFor(request, sender),
+    }),
   );
 };

@@ -11,11 +11,13 @@ export interface ServerMetrics {
   pacedResponses: Counter<'mechanism'>;
   /** Paced responses the spiral guard raised to its floor, by the request field the floor came from (tb, br). */
   spiralGuardRaised: Counter<'basis'>;
+  /** body_path: sendfile (the kernel from the file) or stream (through Node's buffers). */
+  bodyResponses: Counter<'body_path'>;
   activeResponses: Gauge;
   requestedRateKbps: Histogram;
   achievedRateKbps: Histogram;
   achievedRatio: Histogram;
-  /** kind: bad_path, refused_file, client (unparsable request heads), cmcd, setsockopt, tcp_info, server. */
+  /** kind: bad_path, refused_file, client (unparsable request heads), tls (failed handshakes), cmcd, setsockopt, tcp_info, sendfile, server. */
   errors: Counter<'kind'>;
 }
 
@@ -37,6 +39,12 @@ export function createMetrics(): ServerMetrics {
       name: 'sammy_spiral_guard_raised_total',
       help: "Paced responses whose rtp the spiral guard raised to its floor (multiplier x CMCD tb, else br), by the floor's basis",
       labelNames: ['basis'],
+      registers,
+    }),
+    bodyResponses: new Counter({
+      name: 'sammy_media_body_responses_total',
+      help: 'Media responses with a body, by the path that sent it (sendfile: by the kernel from the file; stream: through Node)',
+      labelNames: ['body_path'],
       registers,
     }),
     activeResponses: new Gauge({

@@ -1,8 +1,10 @@
 import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { invalidOption } from './errors.js';
 import { DEFAULT_SPIRAL_GUARD_MULTIPLIER } from './spiral-guard.js';
+import { checkTlsFiles, type TlsFiles } from './tls.js';
 
 /**
  * How bursts of at most `burstPackets` are made (README "Burst size"):
@@ -11,6 +13,15 @@ import { DEFAULT_SPIRAL_GUARD_MULTIPLIER } from './spiral-guard.js';
  * where the kernel's predicted train for this socket is longer than the knob.
  */
 export type BurstMode = 'auto' | 'app' | 'kernel';
+
+/**
+ * How a media body reaches the socket (README "Body path"): `sendfile`, by the
+ * kernel straight from the file, with a sender thread doing the waiting (the
+ * server refuses to start without it); `stream`, read into Node's buffers and
+ * written by the event loop; `auto`, sendfile wherever it works, else stream.
+ * Encrypted connections always stream.
+ */
+export type BodyPathOption = 'auto' | 'sendfile' | 'stream';
 
 export interface ServerLimits {
   /** Largest request head Node accepts; larger gets 431 (slowloris, header floods). */
@@ -37,6 +48,7 @@ export interface ServerOptions {
   /** At most this many packets leave back-to-back in a paced response (thesis 2.5.5: 4). */
   burstPackets: number;
   burstMode: BurstMode;
+  bodyPath: BodyPathOption;
   /** `false` (--pacing off) serves everything unpaced: the control arm's server. */
   pacing: boolean;
   /**
@@ -57,6 +69,10 @@ export interface ServerOptions {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
   /** `null`: same-origin only (no CORS headers); `*` or one origin: CORS on. */
   corsOrigin: string | null;
+  /** Processes serving the port (`npm run serve` only; buildApp() is always one). 1: no cluster. */
+  workers: number;
+  /** `null`: plain HTTP; otherwise HTTP/1.1 over TLS with this PEM certificate chain and key. */
+  tls: TlsFiles | null;
   limits: ServerLimits;
 }
 
@@ -82,6 +98,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'mediaDir'> = {
   port: 8080,
   burstPackets: 4,
   burstMode: 'auto',
+  bodyPath: 'auto',
   pacing: true,
   spiralGuard: true,
   spiralGuardMultiplier: DEFAULT_SPIRAL_GUARD_MULTIPLIER,
@@ -92,11 +109,18 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'mediaDir'> = {
   logFile: null,
   logLevel: 'info',
   corsOrigin: null,
+  // One process per core: each paced socket costs event-loop wakeups, and one
+  // process would leave the other cores idle (src/workers.ts).
+  workers: availableParallelism(),
+  tls: null,
   limits: DEFAULT_LIMITS,
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const;
 const BURST_MODES = ['auto', 'app', 'kernel'] as const;
+/** More processes than this only add memory: each holds a whole server. */
+export const MAX_WORKERS = 256;
+const BODY_PATHS = ['auto', 'sendfile', 'stream'] as const;
 /** Above this the kernel builds no larger trains anyway (gso_max_segs is 16 bits). */
 export const MAX_BURST_PACKETS = 65535;
 /** 2^53 bits/s expressed in kbps keeps every derived byte rate an exact double. */
@@ -193,6 +217,10 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
   const minRateKbps = integerIn('minRateKbps', o.minRateKbps, 1, MAX_RATE_KBPS);
   const maxRateKbps = integerIn('maxRateKbps', o.maxRateKbps, 1, MAX_RATE_KBPS);
   if (maxRateKbps < minRateKbps) throw invalidOption('maxRateKbps', maxRateKbps, `at least minRateKbps (${minRateKbps})`);
+  const tls = o.tls === null || o.tls === undefined ? null : checkTlsFiles(o.tls);
+  const bodyPath = oneOf('bodyPath', o.bodyPath, BODY_PATHS);
+  // Over TLS Node encrypts every byte in user space: the kernel cannot send the file as it is.
+  if (tls !== null && bodyPath === 'sendfile') throw invalidOption('bodyPath', bodyPath, 'auto or stream with --tls-cert/--tls-key (HTTPS bodies always stream)');
   return {
     mediaDir: directory('mediaDir', input.mediaDir),
     playerDir: resolve(nonEmptyString('playerDir', o.playerDir, 'a directory path')),
@@ -200,6 +228,7 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
     port: integerIn('port', o.port, 0, 65535),
     burstPackets: integerIn('burstPackets', o.burstPackets, 1, MAX_BURST_PACKETS),
     burstMode: oneOf('burstMode', o.burstMode, BURST_MODES),
+    bodyPath,
     pacing: onOff('pacing', o.pacing),
     spiralGuard: onOff('spiralGuard', o.spiralGuard),
     spiralGuardMultiplier: numberIn('spiralGuardMultiplier', o.spiralGuardMultiplier, SPIRAL_GUARD_MULTIPLIER_RANGE.min, SPIRAL_GUARD_MULTIPLIER_RANGE.max),
@@ -208,6 +237,8 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
     logFile: o.logFile === null ? null : resolve(nonEmptyString('logFile', o.logFile, 'a file path')),
     logLevel: oneOf('logLevel', o.logLevel, LOG_LEVELS),
     corsOrigin: corsOrigin(o.corsOrigin),
+    workers: integerIn('workers', o.workers, 1, MAX_WORKERS),
+    tls,
     limits: limits(input.limits),
   };
 }

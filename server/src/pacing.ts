@@ -7,16 +7,20 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import { PassThrough, pipeline, type Readable } from 'node:stream';
+import type { BodySender } from './body-sender.js';
 import { BurstPacer } from './burst-pacer.js';
 import { APP_KERNEL_CAP_FACTOR, planBursts, predictKernelTrainPackets, type BurstPlan, type KernelTsoSettings } from './burst.js';
 import { clampRateKbps, readRateRequest, type RateRequest } from './cmcd.js';
+import { FileBody } from './file-body.js';
 import type { DeviceGsoTable } from './kernel-settings.js';
 import type { ServerMetrics } from './metrics.js';
 import type { ServerOptions } from './options.js';
 import { socketFd, UNLIMITED_PACING_RATE, type SocketControl } from './socket.js';
 import { applyGuard, guardFloor, type GuardDecision } from './spiral-guard.js';
+import { TAIL_BYTES, TailGate } from './tail.js';
 import type { TcpInfo } from './tcpinfo.js';
-import { buildTelemetry, type PacingOutcome } from './telemetry.js';
+import { buildTelemetry, type BodyPath, type PacingOutcome } from './telemetry.js';
+import { plaintextBytesForWire } from './tls.js';
 import { bytesPerSToKbps, kbpsToBytesPerS } from './units.js';
 
 export interface PacingContext {
@@ -26,6 +30,8 @@ export interface PacingContext {
   log: FastifyBaseLogger;
   kernel: KernelTsoSettings;
   devices: DeviceGsoTable;
+  /** The zero-copy path's sender thread; null when bodies always stream. */
+  sender: BodySender | null;
 }
 
 /** MSS assumed when TCP_INFO is unavailable (Ethernet, IPv4, timestamps). */
@@ -38,6 +44,16 @@ const MAX_DRAIN_STALL_MS = 120_000;
 /** Drain polls are spaced by the expected remaining send time, within these bounds. */
 const DRAIN_POLL_MIN_MS = 1;
 const DRAIN_POLL_MAX_MS = 1000;
+/**
+ * A paced body sent by the kernel keeps about this much of its rate queued in the
+ * socket (TCP_NOTSENT_LOWAT), at least PACED_QUEUE_MIN_BYTES (two of the kernel's
+ * largest trains). sendfile would otherwise fill the whole send buffer (up to 4 MB,
+ * seconds at a paced rate) at once: bytes that still leave after the client is gone
+ * and that the next response on the connection waits behind. A quarter second keeps
+ * the sender's wake-ups to a few per second per connection.
+ */
+const PACED_QUEUE_S = 0.25;
+const PACED_QUEUE_MIN_BYTES = 128 * 1024;
 /** Assumed send rate of an unpaced tail until the kernel has a delivery-rate sample. */
 const UNPACED_DRAIN_RATE_BYTES_PER_S = 1_000_000;
 
@@ -62,10 +78,18 @@ interface MediaResponse extends RateDecision {
   path: string;
   rate: RateRequest;
   pacer: BurstPacer | null;
-  /** The file stream, until the response starts sending it. */
+  /** The body (a file stream, or a FileBody for the kernel to send), until the response starts sending it. */
   pending: Readable | null;
-  /** For a queued response: the body fastify sends, fed once the response starts. */
+  /** The body when the kernel sends it (README "Body path"). */
+  fileBody: FileBody | null;
+  /** For a queued response whose body streams: the body fastify sends, fed once the response starts. */
   gate: PassThrough | null;
+  /** A paced body's last byte, held until the rest has left (tail.ts). */
+  tailGate: TailGate | null;
+  /** The wait for the rest to leave before the last byte; ended early if the response ends. */
+  tailWait: { timer: NodeJS.Timeout | null; resolve: () => void } | null;
+  /** TCP_INFO just before the cap was removed ahead of the last byte (its max_pacing_rate goes in the line). */
+  capInfo: TcpInfo | null;
   /** The response has started: its rate is set, its bytes counted from here. */
   started: boolean;
   start: TcpInfo | null;
@@ -101,6 +125,14 @@ function isReadable(payload: unknown): payload is Readable {
   return typeof (payload as Readable | null)?.pipe === 'function';
 }
 
+/**
+ * Every body byte is in the kernel's hands: Node has written the last one, or the
+ * sender has (a client may read that byte and leave before Node hears the body ended).
+ */
+function bodyHandedOver(response: MediaResponse): boolean {
+  return response.reply.raw.writableFinished || response.fileBody?.complete === true;
+}
+
 function rawQueryOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? '' : url.slice(q + 1);
@@ -127,7 +159,7 @@ export class PacingController {
   /** At shutdown: writes the line of every response still in flight (cut ones as aborted). */
   finishAll(): void {
     for (const response of [...this.#active]) {
-      if (!response.reply.raw.writableFinished) response.aborted = true;
+      if (!bodyHandedOver(response)) response.aborted = true;
       this.#finish(response, null);
     }
   }
@@ -200,7 +232,38 @@ export class PacingController {
     const socket = request.raw.socket;
     const state = this.#stateOf(socket);
     const hasBody = request.method === 'GET' && (reply.statusCode === 200 || reply.statusCode === 206) && isReadable(payload);
-    const response: MediaResponse = {
+    const response = this.#newResponse(request, reply, state, hasBody ? (payload as Readable) : null);
+    // Node sends pipelined responses in request order and gives each the socket
+    // when the one before has been handed over; the file lookups, and so these
+    // hooks, may finish in any order. A response owns the socket's pacing once Node
+    // has given it the socket and the previous one's bytes have left.
+    const assigned = reply.raw.socket === socket;
+    if (assigned && state.active !== null && this.#hasLeft(state.active)) this.#finish(state.active, null);
+    let body = payload;
+    if (assigned && state.active === null) {
+      const started = this.#begin(response, true);
+      if (hasBody) body = started;
+    } else if (hasBody) {
+      // Behind a response still being sent: the body waits its turn (a FileBody
+      // sends nothing until it is begun).
+      Object.assign(response, this.#decide(socket, this.#readStartInfo(socketFd(socket)), response));
+      if (response.fileBody === null) {
+        response.gate = new PassThrough();
+        body = response.gate;
+      }
+      state.queued.push(response);
+      if (!assigned) reply.raw.once('socket', () => this.#onSocketAssigned(response));
+    } else this.#begin(response, false);
+    reply.header('server-timing', `pace;dur=${response.appliedRateKbps ?? 0};desc="${response.outcome}"`);
+    reply.header('timing-allow-origin', '*');
+    this.#track(response);
+    return body;
+  }
+
+  /** A media response's state before it starts (`body`: what fastify was given to send, or null). */
+  #newResponse(request: FastifyRequest, reply: FastifyReply, state: SocketState, body: Readable | null): MediaResponse {
+    const socket = request.raw.socket;
+    return {
       request,
       reply,
       socket,
@@ -209,8 +272,12 @@ export class PacingController {
       rate: this.#readRate(request),
       ...UNPACED,
       pacer: null,
-      pending: hasBody ? (payload as Readable) : null,
+      pending: body,
+      fileBody: body instanceof FileBody ? body : null,
       gate: null,
+      tailGate: null,
+      tailWait: null,
+      capInfo: null,
       started: false,
       start: null,
       startMs: performance.now(),
@@ -225,33 +292,11 @@ export class PacingController {
       onSocketClose: null,
       done: false,
     };
-    // Node sends pipelined responses in request order and gives each the socket
-    // when the one before has been handed over; the file lookups, and so these
-    // hooks, may finish in any order. A response owns the socket's pacing once Node
-    // has given it the socket and the previous one's bytes have left.
-    const assigned = reply.raw.socket === socket;
-    if (assigned && state.active !== null && this.#hasLeft(state.active)) this.#finish(state.active, null);
-    let body = payload;
-    if (assigned && state.active === null) {
-      const started = this.#begin(response, true);
-      if (hasBody) body = started;
-    } else if (hasBody) {
-      // Behind a response still being sent: the body waits its turn.
-      Object.assign(response, this.#decide(socket, this.#readStartInfo(socketFd(socket)), response));
-      response.gate = new PassThrough();
-      body = response.gate;
-      state.queued.push(response);
-      if (!assigned) reply.raw.once('socket', () => this.#onSocketAssigned(response));
-    } else this.#begin(response, false);
-    reply.header('server-timing', `pace;dur=${response.appliedRateKbps ?? 0};desc="${response.outcome}"`);
-    reply.header('timing-allow-origin', '*');
-    this.#track(response);
-    return body;
   }
 
   /** Whether all of a response's bytes have left its socket. */
   #hasLeft(response: MediaResponse): boolean {
-    if (!response.started || !response.reply.raw.writableFinished) return false;
+    if (!response.started || !bodyHandedOver(response)) return false;
     const fd = socketFd(response.socket);
     const info = fd === null ? null : this.#ctx.control.readTcpInfo(fd);
     return info === null || info.notsentBytes === 0;
@@ -275,9 +320,88 @@ export class PacingController {
     const pending = response.pending;
     response.pending = null;
     if (pending === null) return null;
+    if (decision.plan !== null) this.#ctx.metrics.pacedResponses.inc({ mechanism: decision.plan.mechanism });
+    if (decision.guard?.raised) this.#ctx.metrics.spiralGuardRaised.inc({ basis: decision.guard.floor!.basis });
+    if (response.fileBody !== null) return this.#beginFileBody(response, decision, start);
     const { body, pacer } = this.#bodyFor(pending, decision, start);
     response.pacer = pacer;
-    return body;
+    return decision.outcome === 'paced' ? this.#withTail(response, body as Readable) : body;
+  }
+
+  /** The body with its last byte held back until the rest has left and the cap is gone (tail.ts). */
+  #withTail(response: MediaResponse, body: Readable): TailGate {
+    const gate = new TailGate(TAIL_BYTES, () => this.#releaseTail(response));
+    response.tailGate = gate;
+    // Errors surface through the gate, which fastify is sending.
+    pipeline(body, gate, () => {});
+    return gate;
+  }
+
+  /**
+   * Resolves once every byte before the held-back last byte has left the socket
+   * (Node's buffers empty and TCP_INFO notsent_bytes 0), after removing the cap; at
+   * once when the response has ended another way. Polls spaced by the expected
+   * remaining send time, as the drain wait does.
+   */
+  #releaseTail(response: MediaResponse): Promise<void> {
+    return new Promise((resolve) => {
+      const wait = { timer: null as NodeJS.Timeout | null, resolve };
+      response.tailWait = wait;
+      const poll = (): void => {
+        wait.timer = null;
+        if (response.done || response.socket.destroyed) return this.#endTailWait(response);
+        const fd = socketFd(response.socket);
+        const inNodeBytes = (response.tailGate?.readableLength ?? 0) + response.reply.raw.writableLength;
+        const info = inNodeBytes === 0 && fd !== null ? this.#ctx.control.readTcpInfo(fd) : null;
+        if (fd === null || (inNodeBytes === 0 && (info === null || info.notsentBytes === 0))) {
+          this.#liftBeforeTail(response, fd, info);
+          return this.#endTailWait(response);
+        }
+        const pendingBytes = inNodeBytes + (info?.notsentBytes ?? 0);
+        const rate = response.rateBytesPerS ?? UNPACED_DRAIN_RATE_BYTES_PER_S;
+        wait.timer = setTimeout(poll, Math.min(DRAIN_POLL_MAX_MS, Math.max(DRAIN_POLL_MIN_MS, (pendingBytes / rate) * 1000)));
+      };
+      poll();
+    });
+  }
+
+  #endTailWait(response: MediaResponse): void {
+    const wait = response.tailWait;
+    if (wait === null) return;
+    response.tailWait = null;
+    if (wait.timer !== null) clearTimeout(wait.timer);
+    wait.resolve();
+  }
+
+  /**
+   * Removes the cap before the last byte is written: it still leaves at its paced
+   * time (the departure time the skb before it set), and the ACK it brings back
+   * raises the socket's pacing rate, so the next response starts unpaced.
+   */
+  #liftBeforeTail(response: MediaResponse, fd: number | null, info: TcpInfo | null): void {
+    const { state } = response;
+    if (fd === null || state.active !== response) return;
+    response.capInfo = info ?? this.#ctx.control.readTcpInfo(fd);
+    if (state.paced && this.#setRate(fd, UNLIMITED_PACING_RATE)) state.paced = false;
+  }
+
+  /**
+   * The kernel sends the body; application bursts are timed by the sender thread. A
+   * paced body's last byte takes the same step as on the stream path (tail.ts): the
+   * sender sends all but it and reports once those have left the socket; the cap is
+   * then removed and Node writes the byte.
+   */
+  #beginFileBody(response: MediaResponse, decision: RateDecision, start: TcpInfo | null): FileBody {
+    const fileBody = response.fileBody!;
+    const { plan, rateBytesPerS } = decision;
+    const burst =
+      plan?.mechanism === 'app' && rateBytesPerS !== null
+        ? { rateBytesPerS, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) }
+        : null;
+    const notsentLimitBytes = rateBytesPerS === null ? null : Math.max(PACED_QUEUE_MIN_BYTES, Math.round(rateBytesPerS * PACED_QUEUE_S));
+    const releaseTail = decision.outcome === 'paced' ? () => this.#releaseTail(response) : null;
+    fileBody.begin({ sender: this.#ctx.sender!, socket: response.socket, response: response.reply.raw, burst, notsentLimitBytes, releaseTail });
+    return fileBody;
   }
 
   /** Starts the queued response Node is sending now, once the socket's active one has ended. */
@@ -291,7 +415,7 @@ export class PacingController {
     }
     const body = this.#begin(next, true) as Readable;
     // Errors surface through the gate, which fastify is sending.
-    pipeline(body, next.gate!, () => {});
+    if (next.gate !== null) pipeline(body, next.gate, () => {});
   }
 
   /** Node gave a queued response the socket: it starts now unless an earlier one is still leaving. */
@@ -348,11 +472,11 @@ export class PacingController {
   /** The body to send: the file stream, re-timed into application bursts when the plan says so. */
   #bodyFor(payload: unknown, decision: RateDecision, start: TcpInfo | null): { body: unknown; pacer: BurstPacer | null } {
     const { plan, rateBytesPerS } = decision;
-    if (plan === null || rateBytesPerS === null) return { body: payload, pacer: null };
-    this.#ctx.metrics.pacedResponses.inc({ mechanism: plan.mechanism });
-    if (decision.guard?.raised) this.#ctx.metrics.spiralGuardRaised.inc({ basis: decision.guard.floor!.basis });
-    if (plan.mechanism !== 'app') return { body: payload, pacer: null };
-    const pacer = new BurstPacer({ rateBytesPerS, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) });
+    if (plan === null || rateBytesPerS === null || plan.mechanism !== 'app') return { body: payload, pacer: null };
+    // Over TLS each write becomes records that carry a header and a tag: the write is
+    // made that much smaller so the burst on the wire is still N x MSS.
+    const chunkBytes = this.#ctx.options.tls === null ? plan.chunkBytes : plaintextBytesForWire(plan.chunkBytes);
+    const pacer = new BurstPacer({ rateBytesPerS, chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) });
     // Errors surface through the pacer, which fastify is sending.
     pipeline(payload as Readable, pacer, () => {});
     return { body: pacer, pacer };
@@ -376,17 +500,31 @@ export class PacingController {
     // A reset (or other error) means the client went away. A clean close after the
     // body was handed over is the server's own, for a client that sent
     // "Connection: close": the kernel still sends the tail, at the socket's cap.
+    // Whether the body was handed over is known once the sender (if any) has
+    // reported on it.
     response.onSocketClose = (hadError?: boolean) => {
-      if (hadError === true || !reply.raw.writableFinished) response.aborted = true;
-      this.#finish(response, null);
+      // A queued response ends after the one ahead of it (#finish drops it then), so
+      // the lines keep the order of the requests.
+      if (!response.started && response.state.active !== null) return;
+      this.#whenBodySettled(response, () => {
+        if (hadError === true || !bodyHandedOver(response)) response.aborted = true;
+        this.#finish(response, null);
+      });
     };
     socket.once('close', response.onSocketClose);
-    reply.raw.once('close', () => {
-      response.drainProgressMs = performance.now();
-      response.aborted = !reply.raw.writableFinished;
-      if (response.aborted) this.#finish(response, null);
-      else this.#waitForDrain(response);
-    });
+    reply.raw.once('close', () =>
+      this.#whenBodySettled(response, () => {
+        response.drainProgressMs = performance.now();
+        response.aborted = !bodyHandedOver(response);
+        if (response.aborted) this.#finish(response, null);
+        else this.#waitForDrain(response);
+      }),
+    );
+  }
+
+  #whenBodySettled(response: MediaResponse, fn: () => void): void {
+    if (response.fileBody === null) fn();
+    else response.fileBody.whenSettled(fn);
   }
 
   #waitForDrain(response: MediaResponse): void {
@@ -421,11 +559,17 @@ export class PacingController {
     if (response.onSocketClose !== null) response.socket.removeListener('close', response.onSocketClose);
     response.onSocketClose = null;
     if (!response.started) return this.#dropQueued(response);
-    if (response.pacer !== null && !response.pacer.destroyed && response.aborted) response.pacer.destroy();
+    this.#endTailWait(response);
+    if (response.aborted) {
+      if (response.pacer !== null && !response.pacer.destroyed) response.pacer.destroy();
+      if (response.tailGate !== null && !response.tailGate.destroyed) response.tailGate.destroy();
+    }
     const { control, metrics } = this.#ctx;
     const durationMs = performance.now() - response.startMs;
     const fd = socketFd(response.socket);
-    const endInfo = end ?? (fd === null ? null : control.readTcpInfo(fd)) ?? response.lastInfo;
+    const readInfo = end ?? (fd === null ? null : control.readTcpInfo(fd)) ?? response.lastInfo;
+    // The line reports the cap the response was sent under, also when it was removed before the last byte.
+    const endInfo = readInfo !== null && response.capInfo !== null ? { ...readInfo, maxPacingRateBytesPerS: response.capInfo.maxPacingRateBytesPerS } : readInfo;
     const { state } = response;
     if (state.active === response) {
       state.active = null;
@@ -436,8 +580,11 @@ export class PacingController {
 
     const raw = response.reply.raw as unknown as { _header?: string | null };
     const headerBytes = typeof raw._header === 'string' ? Buffer.byteLength(raw._header) : 0;
-    const bytes = Math.max(0, (response.socket.bytesWritten ?? 0) - response.startBytesWritten - headerBytes);
+    const nodeBytes = Math.max(0, (response.socket.bytesWritten ?? 0) - response.startBytesWritten - headerBytes);
+    const bytes = nodeBytes + (response.fileBody?.sentBytes ?? 0);
     metrics.mediaBytes.inc(bytes);
+    const bodyPath = this.#bodyPathOf(response);
+    if (bodyPath !== null) metrics.bodyResponses.inc({ body_path: bodyPath });
     if (response.outcome === 'paced' && !response.aborted && durationMs > 0 && bytes > 0) {
       const achievedKbps = bytesPerSToKbps(bytes / (durationMs / 1000));
       metrics.requestedRateKbps.observe(response.appliedRateKbps!);
@@ -445,7 +592,16 @@ export class PacingController {
       metrics.achievedRatio.observe(achievedKbps / response.appliedRateKbps!);
     }
     this.#log(response, bytes, durationMs, endInfo);
-    if (state.active === null) this.#beginNext(state);
+    if (state.active !== null) return;
+    if (response.socket.destroyed) {
+      // The connection is gone: what waited behind this response never starts.
+      for (const queued of [...state.queued]) this.#finish(queued, null);
+    } else this.#beginNext(state);
+  }
+
+  #bodyPathOf(response: MediaResponse): BodyPath | null {
+    if (response.request.method !== 'GET' || (response.reply.statusCode !== 200 && response.reply.statusCode !== 206)) return null;
+    return response.fileBody !== null ? 'sendfile' : 'stream';
   }
 
   /** Ends a queued response that never started (its connection went first). */
@@ -466,6 +622,7 @@ export class PacingController {
       path: response.path,
       status: response.reply.statusCode,
       bytes,
+      bodyPath: this.#bodyPathOf(response),
       durationMs,
       rtpKbps: response.rate.rtpKbps,
       appliedRateKbps: response.appliedRateKbps,

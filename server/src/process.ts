@@ -3,12 +3,14 @@
  * shared by the server bench, the lab and the tests.
  *
  * The contract of `npm run serve` with scripts: once the server accepts connections it
- * prints exactly one line `listening on http://HOST:PORT` on stdout (an IPv6 host in
- * brackets; with `--port 0`, the port the kernel chose), and it exits on SIGTERM or
+ * prints exactly one line `listening on http://HOST:PORT` on stdout (`https://` with
+ * --tls-cert; an IPv6 host in brackets; with `--port 0`, the port the kernel chose;
+ * with --workers N, once every worker listens), and it exits on SIGTERM or
  * SIGINT after closing its connections and writing the telemetry lines of responses
  * still in flight. Errors go to stderr as `serve: CODE: message` with exit status 2.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,12 +25,12 @@ export class ProcessError extends Error {
 }
 
 /** The line `npm run serve` prints once it accepts connections. */
-export function listeningLine(host: string, port: number): string {
-  return `listening on http://${host.includes(':') ? `[${host}]` : host}:${port}\n`;
+export function listeningLine(host: string, port: number, scheme: 'http' | 'https' = 'http'): string {
+  return `listening on ${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}\n`;
 }
 
 /** A whole `listening on` line in a process's output; group 1 the URL, group 2 the port. */
-export const LISTENING_LINE = /listening on (http:\/\/\S+:(\d+))\n/;
+export const LISTENING_LINE = /listening on (https?:\/\/\S+:(\d+))\n/;
 
 /** The server's URL and port from its output, or null before the line is printed. */
 export function parseListeningLine(output: string): { url: string; port: number } | null {
@@ -108,6 +110,15 @@ export async function stop(p: Managed, opts: { graceMs?: number; signal?: NodeJS
   return p.exited;
 }
 
+/** The direct children of a process (a `--workers N` server's workers, nginx's workers); none once it is gone. Linux only. */
+export function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** Stops every process started here that is still running. */
 export async function stopAll(): Promise<void> {
   await Promise.all([...live].map((p) => stop(p)));
@@ -119,7 +130,7 @@ export function killAll(): void {
 }
 
 export interface ServerProcess {
-  /** `http://HOST:PORT` as the server printed it. */
+  /** `http://HOST:PORT` (or `https://`) as the server printed it. */
   url: string;
   port: number;
   process: Managed;

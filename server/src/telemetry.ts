@@ -18,6 +18,9 @@ export type PacingOutcome =
   /** The request asked for a rate but setsockopt is unavailable or failed. */
   | 'unavailable';
 
+/** How a media body reached the socket (README "Body path"). */
+export type BodyPath = 'sendfile' | 'stream';
+
 export interface ResponseTelemetry {
   msg: 'media response';
   /** Milliseconds since the epoch when the line was written (pino's `time`). */
@@ -27,6 +30,8 @@ export interface ResponseTelemetry {
   status: number;
   /** Response body bytes handed to the socket. */
   bytes: number;
+  /** `sendfile`: the kernel moved the body from the file; `stream`: Node wrote it; null: no body (HEAD, 304). */
+  bodyPath: BodyPath | null;
   /** From the first byte queued to the last byte sent (not acknowledged). */
   durationMs: number;
   /** rtp as requested (kbps, before clamping); null if none or ignored. */
@@ -74,7 +79,7 @@ export interface ResponseTelemetry {
 
 export type TelemetryInputs = Pick<
   ResponseTelemetry,
-  'path' | 'status' | 'bytes' | 'durationMs' | 'rtpKbps' | 'appliedRateKbps' | 'pacing' | 'burstPackets' | 'remoteAddress' | 'remotePort' | 'aborted' | 'cmcdProblem'
+  'path' | 'status' | 'bytes' | 'bodyPath' | 'durationMs' | 'rtpKbps' | 'appliedRateKbps' | 'pacing' | 'burstPackets' | 'remoteAddress' | 'remotePort' | 'aborted' | 'cmcdProblem'
 > & {
   plan: BurstPlan | null;
   /** What the spiral guard did (null: off or unpaced). */
@@ -92,6 +97,7 @@ export function buildTelemetry(i: TelemetryInputs): Omit<ResponseTelemetry, 'tim
     path: i.path,
     status: i.status,
     bytes: i.bytes,
+    bodyPath: i.bodyPath,
     durationMs: Math.round(i.durationMs * 1000) / 1000,
     rtpKbps: i.rtpKbps,
     appliedRateKbps: i.appliedRateKbps,

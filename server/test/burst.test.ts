@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { BurstPacer } from '../src/burst-pacer.js';
 import {
   APP_MIN_BURST_INTERVAL_MS,
+  BurstClock,
   DEFAULT_DEVICE_GSO,
   DEFAULT_KERNEL_TSO,
   planBursts,
@@ -84,6 +85,39 @@ async function paced(bytes: number, pacer: BurstPacer): Promise<{ sizes: number[
   await pipeline(source, pacer, sink);
   return { sizes, timesMs };
 }
+
+describe('BurstClock (the schedule both body paths follow)', () => {
+  test('strict: one chunk per interval; a burst sent early keeps the schedule, so the rate holds', () => {
+    const chunk = 4 * MSS;
+    const clock = new BurstClock({ rateBytesPerS: 2_000_000, chunkBytes: chunk, strict: true, mssBytes: MSS });
+    const intervalMs = (chunk / 2_000_000) * 1000;
+    expect(clock.waitMs(0)).toBe(0);
+    expect(clock.take(0, 100 * chunk)).toBe(chunk);
+    expect(clock.dueMs).toBeCloseTo(intervalMs);
+    expect(clock.earlyMs).toBeCloseTo(intervalMs / 4);
+    // Sent a quarter interval early: the next is still due one interval after this one was.
+    expect(clock.take(intervalMs - clock.earlyMs, 100 * chunk)).toBe(chunk);
+    expect(clock.dueMs).toBeCloseTo(2 * intervalMs);
+    // Late: never sooner than half an interval after it.
+    expect(clock.take(5 * intervalMs, 100 * chunk)).toBe(chunk);
+    expect(clock.dueMs).toBeCloseTo(5.5 * intervalMs);
+    // The end of the body: what is left.
+    expect(clock.take(6 * intervalMs, 1000)).toBe(1000);
+  });
+
+  test('non-strict: what the schedule owes in whole packets, one to two chunks, never early', () => {
+    const chunk = 6 * MSS;
+    const clock = new BurstClock({ rateBytesPerS: 8_000_000, chunkBytes: chunk, strict: false, mssBytes: MSS });
+    expect(clock.earlyMs).toBe(0);
+    expect(clock.take(0, 1e9)).toBe(chunk);
+    // 3 ms late at 8 MB/s owes 24 KB: capped at two chunks.
+    expect(clock.take(4, 1e9)).toBe(2 * chunk);
+    const owed = clock.take(4 + 1.5 * clock.intervalMs, 1e9);
+    expect(owed % MSS).toBe(0);
+    expect(owed).toBeGreaterThanOrEqual(chunk);
+    expect(owed).toBeLessThanOrEqual(2 * chunk);
+  });
+});
 
 describe('BurstPacer', () => {
   test('strict: writes of exactly N x MSS, spaced by N x MSS / rate, content intact', async () => {

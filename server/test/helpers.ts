@@ -3,12 +3,14 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { Http1Connection, type Http1Response } from '../bench/http1.js';
 import { buildApp, type AppDependencies } from '../src/app.js';
-import type { ServerOptionsInput } from '../src/options.js';
+import type { BodyPathOption, ServerOptionsInput } from '../src/options.js';
 import type { ResponseTelemetry } from '../src/telemetry.js';
 
 export const MB = 1_000_000;
@@ -67,12 +69,38 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * The body path the suite runs on unless a test names one: `npm test` runs the I/O
+ * suites twice (jest.config.js), once as configured by default (sendfile where it
+ * works) and once with SAMMY_TEST_BODY_PATH=stream.
+ */
+export const TEST_BODY_PATH = (process.env['SAMMY_TEST_BODY_PATH'] ?? 'auto') as BodyPathOption;
+
 export async function startServer(input: ServerOptionsInput, deps: AppDependencies = {}): Promise<RunningServer> {
   const logs = new LogCapture();
-  const app = await buildApp({ logLevel: 'info', ...input }, { logStream: logs, ...deps });
+  const app = await buildApp({ logLevel: 'info', bodyPath: TEST_BODY_PATH, ...input }, { logStream: logs, ...deps });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address() as net.AddressInfo;
   return { app, port: address.port, logs, close: () => app.close() };
+}
+
+/**
+ * Writes `heads` on one new connection in one write (pipelined), waits for every
+ * response, then for the server's telemetry line of each (by the client's port).
+ */
+export async function pipelinedExchange(server: RunningServer, heads: string[], o: { tls?: boolean } = {}): Promise<{ responses: Http1Response[]; lines: ResponseTelemetry[] }> {
+  const conn = await Http1Connection.open('127.0.0.1', server.port, o);
+  try {
+    const responses = await Promise.all(conn.send(heads));
+    const localPort = conn.socket.localPort!;
+    const lines = await waitFor(() => {
+      const mine = server.logs.media().filter((t) => t.remotePort === localPort);
+      return mine.length === heads.length ? mine : null;
+    });
+    return { responses, lines };
+  } finally {
+    conn.close();
+  }
 }
 
 export interface TimedResponse {
@@ -89,6 +117,8 @@ export interface TimedResponse {
 export interface GetOptions {
   headers?: Record<string, string>;
   agent?: http.Agent;
+  /** HTTPS, trusting this certificate (a test's self-signed one). */
+  ca?: Buffer;
   /** Rate is measured beyond this many bytes (past TCP's unpaced initial window). */
   markBytes?: number;
   keepBody?: boolean;
@@ -100,8 +130,9 @@ export function timedGet(port: number, path: string, o: GetOptions = {}): Promis
   const markBytes = o.markBytes ?? MB;
   return new Promise((resolve, reject) => {
     const startMs = performance.now();
-    const req = http.request(
-      { host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers: o.headers ?? {}, agent: o.agent ?? false },
+    const request = o.ca === undefined ? http.request : https.request;
+    const req = request(
+      { host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers: o.headers ?? {}, agent: o.agent ?? false, ...(o.ca && { ca: o.ca }) },
       (res) => {
         let bytes = 0;
         let markMs: number | null = null;
@@ -182,6 +213,8 @@ export function rawExchange(port: number, request: string | Buffer, waitMs = 200
 export function requestHead(path: string, extraHeaders = ''): string {
   return `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${extraHeaders}\r\n`;
 }
+
+export { makeSelfSignedCert, opensslMissing, type SelfSignedCert } from '../bench/certificate.js';
 
 /** Active handles and requests of this process by type (timers, sockets...). */
 export function activeResources(): Record<string, number> {

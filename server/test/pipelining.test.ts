@@ -3,9 +3,10 @@
 // while the first is still being paced. Each is paced at its own rate, from its own
 // first body byte, and each gets its own telemetry line with its own bytes.
 import net from 'node:net';
+import { requestHead, type Http1Response } from '../bench/http1.js';
 import { loadSocketControl } from '../src/socket.js';
 import type { ResponseTelemetry } from '../src/telemetry.js';
-import { MB, makeDir, measureUntil, randomFile, removeDir, startServer, waitFor, type RunningServer } from './helpers.js';
+import { MB, makeDir, measureUntil, pipelinedExchange, randomFile, removeDir, startServer, waitFor, type RunningServer } from './helpers.js';
 
 const control = loadSocketControl();
 const describeLinux = control.available ? describe : describe.skip;
@@ -98,6 +99,36 @@ describeLinux.each([['kernel'], ['app']] as const)('two pipelined paced requests
     const line = await server.logs.waitForMedia((t) => t.remotePort === arrival.localPort);
     expect(line).toMatchObject({ aborted: false, pacing: 'paced', appliedRateKbps: 32_000, bytes: SECOND_BYTES });
   }, 30_000);
+
+  test('paced, then unpaced, then a paced range, pipelined: each its own outcome, rate and bytes, and no wait between them', async () => {
+    const run = () =>
+      pipelinedExchange(server, [
+        requestHead('127.0.0.1', '/media/first.m4s', { 'CMCD-Status': 'rtp=16000' }),
+        requestHead('127.0.0.1', '/media/second.m4s'),
+        requestHead('127.0.0.1', '/media/first.m4s', { 'CMCD-Status': 'rtp=32000', Range: `bytes=0-${MB - 1}` }),
+      ]);
+    const ratio = (t: ResponseTelemetry): number => t.achievedRateKbps! / t.appliedRateKbps!;
+    const { responses, lines } = await measureUntil('paced, unpaced, range', run, (r) => ratio(r.lines[0]!) > 0.85 && ratio(r.lines[2]!) > 0.85);
+    expect(responses.map((r) => [r.status, r.bodyBytes, r.serverTiming])).toEqual([
+      [200, FIRST_BYTES, 'pace;dur=16000;desc="paced"'],
+      [200, SECOND_BYTES, 'pace;dur=0;desc="unpaced"'],
+      [206, MB, 'pace;dur=32000;desc="paced"'],
+    ]);
+    expect(lines.map((t) => [t.path, t.status, t.pacing, t.bytes, t.aborted])).toEqual([
+      ['/media/first.m4s', 200, 'paced', FIRST_BYTES, false],
+      ['/media/second.m4s', 200, 'unpaced', SECOND_BYTES, false],
+      ['/media/first.m4s', 206, 'paced', MB, false],
+    ]);
+    const [first, second, third] = responses as [Http1Response, Http1Response, Http1Response];
+    // The unpaced one inherits neither the cap nor the last paced packet's departure time.
+    expect(second.firstByteAtMs - first.lastByteAtMs).toBeLessThan(100);
+    expect(second.lastByteAtMs - second.firstByteAtMs).toBeLessThan(200);
+    // The first at its 2 MB/s, the range at its own 4 MB/s.
+    expect(ratio(lines[0]!)).toBeLessThan(1.15);
+    expect(ratio(lines[2]!)).toBeLessThan(1.3);
+    expect(third.lastByteAtMs - third.firstByteAtMs).toBeGreaterThan(0.7 * 250);
+    expect(server.app.sammy.pacing.activeResponses).toBe(0);
+  }, 40_000);
 
   test('ten pipelined requests of mixed sizes (lookups finishing out of order) are all served whole, in order', async () => {
     const files = ['first.m4s', 'second.m4s', 'first.m4s', 'second.m4s', 'second.m4s', 'first.m4s', 'second.m4s', 'first.m4s', 'second.m4s', 'second.m4s'];

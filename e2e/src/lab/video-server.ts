@@ -43,9 +43,14 @@ export interface ServerOptions {
   port: number;
 }
 
+/**
+ * One server process (`--workers 1`, not one per core): the lab splits its telemetry
+ * per session from one process's log, and keeps its results comparable with the runs
+ * made before the server had workers.
+ */
 export function serverArgs(o: ServerOptions): string[] {
   return [
-    '--media', o.mediaDir, '--host', '0.0.0.0', '--port', String(o.port), '--player', PLAYER_DIST,
+    '--media', o.mediaDir, '--host', '0.0.0.0', '--port', String(o.port), '--workers', '1', '--player', PLAYER_DIST,
     '--burst-packets', String(o.burstPackets), '--log', o.logFile, '--log-level', 'info', ...o.extraArgs,
   ];
 }

@@ -70,7 +70,7 @@ describe('system output parsing', () => {
 
 function line(o: Partial<ResponseTelemetry>): ResponseTelemetry {
   return {
-    msg: 'media response', time: 0, path: '/media/chunk-4-00001.m4s', status: 200, bytes: 0, durationMs: 0, rtpKbps: null, appliedRateKbps: null,
+    msg: 'media response', time: 0, path: '/media/chunk-4-00001.m4s', status: 200, bytes: 0, bodyPath: 'sendfile', durationMs: 0, rtpKbps: null, appliedRateKbps: null,
     pacing: 'unpaced', achievedRateKbps: null, burstPackets: 4, burstMechanism: null, trainPackets: null, rttUs: null, minRttUs: null,
     retransmits: null, totalRetrans: null, deliveryRateBytesPerS: null, bytesRetrans: null, bytesSent: null, maxPacingRateBytesPerS: null,
     cwndPackets: null, remoteAddress: null, remotePort: null, aborted: false, cmcdProblem: null,

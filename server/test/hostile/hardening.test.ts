@@ -1,6 +1,6 @@
 // Hostile input (issue 3, "Hardening"): every case asserts the status code and that
 // the next ordinary request is still served.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -136,6 +136,28 @@ describe('hostile input', () => {
       await expectStillServing(server);
     });
   });
+
+  test('a malformed head sent while a paced response is under way ends the connection without landing in its body', async () => {
+    const data = await new Promise<Buffer>((resolve) => {
+      const chunks: Buffer[] = [];
+      const socket = net.connect(server.port, '127.0.0.1', () =>
+        socket.write('GET /media/big.m4s HTTP/1.1\r\nHost: 127.0.0.1\r\nCMCD-Status: rtp=8000\r\n\r\n'),
+      );
+      socket.on('data', (c: Buffer) => {
+        if (chunks.length === 0) socket.write('NOT HTTP AT ALL\r\n\r\n');
+        chunks.push(c);
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(Buffer.concat(chunks)));
+    });
+    const text = data.toString('latin1');
+    expect(text.startsWith('HTTP/1.1 200')).toBe(true);
+    expect(text).not.toContain('HTTP/1.1 400');
+    // What arrived of the body is the file's own bytes.
+    const body = data.subarray(data.indexOf('\r\n\r\n') + 4);
+    expect(body.equals(readFileSync(join(tree.mediaDir, 'big.m4s')).subarray(0, body.length))).toBe(true);
+    await expectStillServing(server);
+  }, 15_000);
 
   describe('slow clients are cut off (slowloris)', () => {
     test('a request head that never completes is closed after the headers timeout', async () => {

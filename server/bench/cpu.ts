@@ -1,0 +1,165 @@
+// The server bench's CPU section (`npm run bench -w @sammy/server -- --only cpu`):
+// server CPU seconds per GB served, this server against Debian's nginx (sendfile)
+// on the same files and the same clients, with 16 and with 1,000 keep-alive
+// clients. run.ts supplies the harness (namespaces, servers, clients).
+import type { ClientJob, LoadResult } from './client.js';
+import { cpuRatios, type CpuRatios, type CpuRow } from './cpu-ratios.js';
+
+const MB = 1_000_000;
+export const CPU_FILES = 16;
+export const CPU_FILE_BYTES = MB;
+
+/** One client population: how many keep-alive clients, and the pace each asks for. */
+export interface CpuLoad {
+  clients: number;
+  paceBytesPerS: number;
+  /** A paced row stops once this many seconds of every client's pace have arrived. */
+  pacedS: number;
+  /** An unpaced row stops after this many bytes (or maxS). */
+  unpacedBytes: number;
+  maxS: number;
+}
+
+export const CPU_LOADS: CpuLoad[] = [
+  // 16 Mbit/s per connection, the thesis lab's pace range.
+  { clients: 16, paceBytesPerS: 2 * MB, pacedS: 12, unpacedBytes: 3000 * MB, maxS: 20 },
+  // 1 Mbit/s each, 1 Gbit/s in all: within what this machine's veth pair carries,
+  // so the pace and not the CPU sets the rate.
+  { clients: 1000, paceBytesPerS: 125_000, pacedS: 12, unpacedBytes: 3000 * MB, maxS: 20 },
+];
+
+/** Before its first row every server serves this, unmeasured: code compiled, caches and buffers warm. */
+const WARM_UP_BYTES = 300 * MB;
+
+export interface BenchServer {
+  name: string;
+  pid: number;
+  port: number;
+}
+
+/** What run.ts lends this section. */
+export interface CpuHarness {
+  serverIp: string;
+  startSammy(name: string, args: string[]): Promise<BenchServer>;
+  startNginx(name: string, port: number, limitRateBytesPerS: number | null): Promise<BenchServer>;
+  stopServer(server: BenchServer): Promise<void>;
+  runClient<T>(job: ClientJob): Promise<T>;
+  /** CPU seconds used so far by a process and its children. */
+  cpuSeconds(pid: number): number;
+  say(line?: string): void;
+  table(header: string[], rows: string[][]): void;
+}
+
+export interface CpuSection {
+  rows: CpuRow[];
+  /** 16 clients (the figures earlier runs reported). */
+  ratios: CpuRatios;
+  ratiosAt1000Clients: CpuRatios;
+}
+
+function urlsOf(h: Pick<CpuHarness, 'serverIp'>, server: BenchServer): string[] {
+  return Array.from({ length: CPU_FILES }, (_, i) => `http://${h.serverIp}:${server.port}/media/seg-${i}.m4s`);
+}
+
+async function warmUp(h: CpuHarness, server: BenchServer): Promise<void> {
+  await h.runClient<LoadResult>({ kind: 'load', urls: urlsOf(h, server), headers: {}, connections: 16, targetBytes: WARM_UP_BYTES, maxS: 10 });
+}
+
+/** One row: `load` against `server`, its CPU seconds per GB (the edge bench measures its rows with this too, through run.ts). */
+export async function measureCpuRow(
+  h: Pick<CpuHarness, 'serverIp' | 'runClient' | 'cpuSeconds'>,
+  server: BenchServer,
+  load: CpuLoad,
+  paced: boolean,
+  id: CpuRow['id'],
+  config: string,
+): Promise<CpuRow> {
+  const before = h.cpuSeconds(server.pid);
+  const r = await h.runClient<LoadResult>({
+    kind: 'load',
+    urls: urlsOf(h, server),
+    headers: paced ? { 'CMCD-Status': `rtp=${(load.paceBytesPerS * 8) / 1000}` } : {},
+    connections: load.clients,
+    targetBytes: paced ? load.clients * load.paceBytesPerS * load.pacedS : load.unpacedBytes,
+    maxS: load.maxS,
+  });
+  const cpuS = h.cpuSeconds(server.pid) - before;
+  return { id, clients: load.clients, config, bytes: r.bytes, elapsedS: r.elapsedS, cpuS, cpuSPerGB: cpuS / (r.bytes / 1e9) };
+}
+
+const fmt = (x: number | undefined, digits = 2): string => (x !== undefined && Number.isFinite(x) ? x.toFixed(digits) : '-');
+const paceLabel = (load: CpuLoad): string => `${(load.paceBytesPerS * 8) / MB} Mbit/s`;
+
+/** Runs `rows` on one server (started, warmed up, stopped). */
+async function onServer(h: CpuHarness, start: () => Promise<BenchServer>, rows: (server: BenchServer) => Promise<CpuRow[]>): Promise<CpuRow[]> {
+  const server = await start();
+  try {
+    await warmUp(h, server);
+    return await rows(server);
+  } finally {
+    await h.stopServer(server);
+  }
+}
+
+export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<CpuSection> {
+  const loads = CPU_LOADS.map((l) => `${l.clients} at ${paceLabel(l)}`).join(', ');
+  h.say(`## 3. Server CPU per GB served: keep-alive clients fetching ${CPU_FILES} x 1 MB segments in a loop (${loads} when paced)`);
+  h.say();
+  h.say(`Every server first serves ${WARM_UP_BYTES / MB} MB unmeasured. Paced rows: N=4 default plan (application bursts here), or --burst-mode kernel.`);
+  h.say();
+  const each = async (server: BenchServer, f: (load: CpuLoad) => Promise<CpuRow[]>): Promise<CpuRow[]> => {
+    const out: CpuRow[] = [];
+    for (const load of CPU_LOADS) out.push(...(await f(load)));
+    return out;
+  };
+  const rows: CpuRow[] = [
+    ...(await onServer(h, () => h.startSammy('cpu-auto', []), (s) =>
+      each(s, async (load) => [
+        await measureCpuRow(h, s, load, true, 'pacedDefault', `sammy paced ${paceLabel(load)}, N=4 (default plan)`),
+        await measureCpuRow(h, s, load, false, 'unpaced', 'sammy unpaced'),
+      ]),
+    )),
+    ...(await onServer(h, () => h.startSammy('cpu-kernel', ['--burst-mode', 'kernel']), (s) =>
+      each(s, async (load) => [await measureCpuRow(h, s, load, true, 'pacedKernel', `sammy paced ${paceLabel(load)}, --burst-mode kernel`)]),
+    )),
+    // What zero-copy changes: the same server with bodies through Node's streams.
+    ...(await onServer(h, () => h.startSammy('cpu-stream', ['--burst-mode', 'kernel', '--body-path', 'stream']), async (s) => [
+      await measureCpuRow(h, s, CPU_LOADS[0]!, true, 'pacedKernelStream', `sammy paced ${paceLabel(CPU_LOADS[0]!)}, --burst-mode kernel --body-path stream`),
+      await measureCpuRow(h, s, CPU_LOADS[0]!, false, 'unpacedStream', 'sammy unpaced, --body-path stream'),
+    ])),
+  ];
+  if (withNginx) {
+    rows.push(
+      ...(await onServer(h, () => h.startNginx('nginx', 18_080, null), (s) =>
+        each(s, async (load) => [await measureCpuRow(h, s, load, false, 'nginx', 'nginx (sendfile), no pacing')]),
+      )),
+      // nginx's nearest equivalent; it grants one second of limit_rate up front, so
+      // responses this small are not slowed at all (see the seconds column).
+      ...(await onServer(h, () => h.startNginx('nginx-limit', 18_081, CPU_LOADS[0]!.paceBytesPerS), async (s) => [
+        await measureCpuRow(h, s, CPU_LOADS[0]!, true, 'nginxLimitRate', `nginx limit_rate ${paceLabel(CPU_LOADS[0]!)} (does not slow 1 MB responses)`),
+      ])),
+    );
+  }
+  rows.sort((a, b) => a.clients - b.clients);
+  h.table(
+    ['clients', 'configuration', 'GB served', 'seconds', 'MB/s', 'server CPU s', 'CPU s per GB'],
+    rows.map((r) => [String(r.clients), r.config, fmt(r.bytes / 1e9, 3), fmt(r.elapsedS, 1), fmt(r.bytes / MB / r.elapsedS, 0), fmt(r.cpuS), fmt(r.cpuSPerGB)]),
+  );
+  h.say();
+  const ratios = cpuRatios(rows, 16);
+  const ratiosAt1000Clients = cpuRatios(rows, 1000);
+  for (const [clients, r] of [
+    [16, ratios],
+    [1000, ratiosAt1000Clients],
+  ] as const) {
+    if (r.pacedKernelVsNginx !== undefined) {
+      h.say(`${clients} clients, CPU per GB / nginx's: paced, kernel trains ${fmt(r.pacedKernelVsNginx)}x; paced, application bursts (N=4) ${fmt(r.pacedDefaultVsNginx)}x; unpaced ${fmt(r.unpacedVsNginx)}x`);
+    }
+    h.say(`${clients} clients, CPU per GB, application bursts / kernel trains (both paced): ${fmt(r.appWriterVsKernel)}x`);
+  }
+  if (ratios.zeroCopyVsStream !== undefined) {
+    h.say(`16 clients, CPU per GB, sendfile / stream body path: paced, kernel trains ${fmt(ratios.zeroCopyVsStream.pacedKernel)}x; unpaced ${fmt(ratios.zeroCopyVsStream.unpaced)}x`);
+  }
+  h.say();
+  return { rows, ratios, ratiosAt1000Clients };
+}

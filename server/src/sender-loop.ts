@@ -1,0 +1,345 @@
+// The sender thread of the zero-copy body path (README "Body path"): it owns the
+// wait for writable sockets, so the event loop never wakes for a paced socket's
+// drained buffer. The kernel moves file bytes to the socket with sendfile(2); this
+// thread only decides when. Started by body-sender.ts through sender-thread.mjs.
+//
+// It never opens or closes a descriptor: the event loop's thread hands it a
+// duplicate of the socket and an open file, and closes both when this thread
+// reports the transfer ended (done, failed or aborted). A transfer ends exactly
+// once, and nothing is reported for a transfer this thread does not hold.
+import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
+import { BurstClock, type BurstClockOptions } from './burst.js';
+import {
+  CONNECTION_ERRNOS,
+  EAGAIN,
+  EINTR,
+  EPOLLERR,
+  EPOLLET,
+  EPOLLHUP,
+  EPOLLIN,
+  EPOLLOUT,
+  loadSendfileBinding,
+  type EpollEvents,
+  type SendfileBinding,
+} from './sendfile-binding.js';
+
+export interface SenderSetup {
+  epollFd: number;
+  /** The eventfd the event loop's thread signals after posting commands; its epoll token is WAKE_TOKEN. */
+  wakeFd: number;
+  /** Int32[1]: 1 while a wake-up is pending, so a burst of commands costs one signal. */
+  wakeFlag: SharedArrayBuffer;
+  commands: MessagePort;
+}
+
+export const WAKE_TOKEN = 0;
+
+export type SenderCommand =
+  | {
+      type: 'start';
+      /** 1 to 2^32-1; the socket's epoll token. */
+      id: number;
+      socketFd: number;
+      fileFd: number;
+      offsetBytes: number;
+      lengthBytes: number;
+      /** BigInt64[1]: bytes sent so far, written here, read by the event loop's thread at any time. */
+      progress: SharedArrayBuffer;
+      /** Application-timed bursts (mechanism `app`); null: send whenever the socket takes more. */
+      burst: BurstClockOptions | null;
+      /** TCP_NOTSENT_LOWAT for the transfer (restored after it); null: the socket's own limit. */
+      notsentLimitBytes: number | null;
+    }
+  | { type: 'abort'; id: number }
+  | { type: 'stop' };
+
+export type TransferEnd =
+  /** Every byte has left the socket (TCP has sent it), not only been handed to the kernel. */
+  | { id: number; outcome: 'done' }
+  | { id: number; outcome: 'aborted' }
+  /** errno 0: the file ended before the response's length. `connection`: the client went away. */
+  | { id: number; outcome: 'failed'; errno: number; connection: boolean };
+
+export type SenderReport = { type: 'ready' } | { type: 'ended'; transfers: TransferEnd[] } | { type: 'fatal'; message: string };
+
+/** The longest wait without a timer due, so a terminate() lands within it. */
+const MAX_WAIT_MS = 250;
+/** The most any burst may go early (BurstClock.earlyMs: a quarter of a strict interval). */
+const MAX_EARLY_MS = 2;
+/** sendfile moves at most 0x7ffff000 bytes per call. */
+const MAX_CALL_BYTES = 0x7ffff000;
+const EVENTS_PER_WAIT = 256;
+/** ECONNRESET, for a socket that reported an error or hang-up while its tail drained. */
+const ECONNRESET = 104;
+
+interface Job {
+  id: number;
+  socketFd: number;
+  fileFd: number;
+  /** sendfile's file position. */
+  offset: BigInt64Array;
+  remainingBytes: number;
+  sentBytes: number;
+  progress: BigInt64Array;
+  clock: BurstClock | null;
+  /** Bytes of the current burst the socket has not taken yet (it was full). */
+  owedBytes: number;
+  /** When this job's timer is due; null: no timer (waiting for the socket, or none needed). */
+  dueMs: number | null;
+  /** TCP_NOTSENT_LOWAT was set for this transfer and is restored when it ends. */
+  limitedQueue: boolean;
+  /** Every byte is in the kernel; the job waits for the last to leave. */
+  draining: boolean;
+}
+
+/** A min-heap of timers; an entry whose job has since moved or ended is skipped when it surfaces. */
+class TimerHeap {
+  readonly #items: Array<{ dueMs: number; id: number }> = [];
+
+  get nextDueMs(): number | null {
+    return this.#items[0]?.dueMs ?? null;
+  }
+
+  push(dueMs: number, id: number): void {
+    const items = this.#items;
+    items.push({ dueMs, id });
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (items[parent]!.dueMs <= items[i]!.dueMs) break;
+      [items[parent], items[i]] = [items[i]!, items[parent]!];
+      i = parent;
+    }
+  }
+
+  pop(): { dueMs: number; id: number } | undefined {
+    const items = this.#items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last !== undefined) {
+      items[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let min = i;
+        if (l < items.length && items[l]!.dueMs < items[min]!.dueMs) min = l;
+        if (r < items.length && items[r]!.dueMs < items[min]!.dueMs) min = r;
+        if (min === i) break;
+        [items[min], items[i]] = [items[i]!, items[min]!];
+        i = min;
+      }
+    }
+    return top;
+  }
+}
+
+class SenderLoop {
+  readonly #b: SendfileBinding;
+  readonly #setup: SenderSetup;
+  readonly #wakeFlag: Int32Array;
+  readonly #events: EpollEvents;
+  readonly #jobs = new Map<number, Job>();
+  readonly #timers = new TimerHeap();
+  #ended: TransferEnd[] = [];
+  #stopping = false;
+
+  constructor(binding: SendfileBinding, events: EpollEvents, setup: SenderSetup) {
+    this.#b = binding;
+    this.#events = events;
+    this.#setup = setup;
+    this.#wakeFlag = new Int32Array(setup.wakeFlag);
+  }
+
+  run(): void {
+    while (!this.#stopping) {
+      this.#runDueTimers();
+      this.#report();
+      const nextDueMs = this.#timers.nextDueMs;
+      const waitMs = nextDueMs === null ? MAX_WAIT_MS : Math.min(MAX_WAIT_MS, Math.max(0, nextDueMs - performance.now()));
+      const n = this.#b.epollWait(this.#setup.epollFd, this.#events, waitMs);
+      if (n < 0) {
+        if (n === -EINTR) continue;
+        throw new Error(`epoll_wait failed: errno ${-n}`);
+      }
+      for (let i = 0; i < n; i++) {
+        const token = this.#events.token(i);
+        if (token === WAKE_TOKEN) this.#readCommands();
+        else {
+          const job = this.#jobs.get(token);
+          if (job === undefined) continue;
+          if (job.draining) this.#checkDrained(job, this.#events.events(i));
+          else this.#pump(job, performance.now());
+        }
+      }
+    }
+    for (const job of [...this.#jobs.values()]) this.#end(job, { id: job.id, outcome: 'aborted' });
+    this.#report();
+  }
+
+  #readCommands(): void {
+    this.#b.drain(this.#setup.wakeFd);
+    Atomics.store(this.#wakeFlag, 0, 0);
+    for (let m = receiveMessageOnPort(this.#setup.commands); m !== undefined; m = receiveMessageOnPort(this.#setup.commands)) {
+      const command = m.message as SenderCommand;
+      if (command.type === 'start') this.#start(command);
+      else if (command.type === 'abort') {
+        const job = this.#jobs.get(command.id);
+        if (job !== undefined) this.#end(job, { id: job.id, outcome: 'aborted' });
+      } else this.#stopping = true;
+    }
+  }
+
+  #start(c: Extract<SenderCommand, { type: 'start' }>): void {
+    const job: Job = {
+      id: c.id,
+      socketFd: c.socketFd,
+      fileFd: c.fileFd,
+      offset: new BigInt64Array([BigInt(c.offsetBytes)]),
+      remainingBytes: c.lengthBytes,
+      sentBytes: 0,
+      progress: new BigInt64Array(c.progress),
+      clock: c.burst === null ? null : new BurstClock(c.burst),
+      owedBytes: 0,
+      dueMs: null,
+      limitedQueue: c.notsentLimitBytes !== null && this.#b.setNotsentLimit(c.socketFd, c.notsentLimitBytes) === 0,
+      draining: false,
+    };
+    // Edge-triggered: one event each time the socket's buffer frees up after it was
+    // found full, none while it simply has room (application bursts keep their own time).
+    const added = this.#b.epollAdd(this.#setup.epollFd, job.socketFd, EPOLLOUT | EPOLLET, job.id);
+    if (added < 0) {
+      this.#ended.push({ id: job.id, outcome: 'failed', errno: -added, connection: false });
+      return;
+    }
+    this.#jobs.set(job.id, job);
+    this.#pump(job, performance.now());
+  }
+
+  /** Sends every burst that is due, and every one that may go early in this wake-up. */
+  #runDueTimers(): void {
+    const notYet: Array<{ dueMs: number; id: number }> = [];
+    for (;;) {
+      const nextDueMs = this.#timers.nextDueMs;
+      const nowMs = performance.now();
+      if (nextDueMs === null || nextDueMs > nowMs + MAX_EARLY_MS) break;
+      const entry = this.#timers.pop()!;
+      const job = this.#jobs.get(entry.id);
+      if (job === undefined || job.dueMs !== entry.dueMs || job.draining) continue;
+      if (job.clock !== null && job.clock.waitMs(nowMs) > job.clock.earlyMs) {
+        notYet.push(entry);
+        continue;
+      }
+      job.dueMs = null;
+      this.#pump(job, nowMs);
+    }
+    for (const entry of notYet) this.#timers.push(entry.dueMs, entry.id);
+  }
+
+  /** Sends what the job may send now; returns when the socket is full, a timer is set, or the job ended. */
+  #pump(job: Job, nowMs: number): void {
+    if (job.clock === null) {
+      if (this.#send(job, job.remainingBytes) < 0) return;
+    } else {
+      if (job.owedBytes > 0) {
+        job.owedBytes = this.#send(job, job.owedBytes);
+        if (job.owedBytes !== 0) return;
+      }
+      if (job.remainingBytes > 0) {
+        if (job.clock.waitMs(nowMs) > job.clock.earlyMs) return this.#schedule(job, job.clock.dueMs);
+        job.owedBytes = this.#send(job, job.clock.take(nowMs, job.remainingBytes));
+        if (job.owedBytes !== 0) return;
+        if (job.remainingBytes > 0) return this.#schedule(job, job.clock.dueMs);
+      }
+    }
+    if (job.remainingBytes === 0) this.#drain(job);
+  }
+
+  /**
+   * The body is in the kernel: wait for its last byte to leave, so the event loop
+   * hears once, when the response is over, and never polls for it. With
+   * TCP_NOTSENT_LOWAT at 1 the socket counts as writable only with nothing unsent;
+   * re-arming the watch makes the kernel report that edge (on the ACK that follows
+   * the last packet), or report it at once if it already holds.
+   */
+  #drain(job: Job): void {
+    job.draining = true;
+    job.limitedQueue = this.#b.setNotsentLimit(job.socketFd, 1) === 0 || job.limitedQueue;
+    if (this.#b.notsentBytes(job.socketFd) === 0) return this.#end(job, { id: job.id, outcome: 'done' });
+    this.#b.epollModify(this.#setup.epollFd, job.socketFd, EPOLLOUT | EPOLLET, job.id);
+  }
+
+  #checkDrained(job: Job, events: number): void {
+    if ((events & (EPOLLERR | EPOLLHUP)) !== 0) return this.#end(job, { id: job.id, outcome: 'failed', errno: ECONNRESET, connection: true });
+    const notsent = this.#b.notsentBytes(job.socketFd);
+    if (notsent < 0) this.#end(job, { id: job.id, outcome: 'failed', errno: -notsent, connection: true });
+    else if (notsent === 0) this.#end(job, { id: job.id, outcome: 'done' });
+  }
+
+  #schedule(job: Job, dueMs: number): void {
+    if (job.dueMs === dueMs) return;
+    job.dueMs = dueMs;
+    this.#timers.push(dueMs, job.id);
+  }
+
+  /**
+   * Sends up to `countBytes`: returns what is left of them (more than 0: the socket
+   * is full and an EPOLLOUT edge will come), or -1 when the job ended in failure.
+   */
+  #send(job: Job, countBytes: number): number {
+    let leftBytes = countBytes;
+    while (leftBytes > 0) {
+      const n = this.#b.sendfile(job.socketFd, job.fileFd, job.offset, Math.min(leftBytes, MAX_CALL_BYTES));
+      if (n > 0) {
+        leftBytes -= n;
+        job.remainingBytes -= n;
+        job.sentBytes += n;
+        Atomics.store(job.progress, 0, BigInt(job.sentBytes));
+        // A short count is not proof that the socket is full (a signal can cut the
+        // call short too), and only a call that found it full guarantees an EPOLLOUT
+        // edge later: ask again until EAGAIN.
+      } else if (n === -EAGAIN) return leftBytes;
+      else if (n !== -EINTR) {
+        const errno = -n;
+        this.#end(job, { id: job.id, outcome: 'failed', errno, connection: CONNECTION_ERRNOS[errno] !== undefined });
+        return -1;
+      }
+    }
+    return 0;
+  }
+
+  #end(job: Job, end: TransferEnd): void {
+    this.#b.epollDelete(this.#setup.epollFd, job.socketFd);
+    // The next response on the connection may be unpaced, or sent by Node.
+    if (job.limitedQueue) this.#b.setNotsentLimit(job.socketFd, 0);
+    this.#jobs.delete(job.id);
+    job.dueMs = null;
+    this.#ended.push(end);
+  }
+
+  #report(): void {
+    if (this.#ended.length === 0) return;
+    const report: SenderReport = { type: 'ended', transfers: this.#ended };
+    this.#ended = [];
+    parentPort!.postMessage(report);
+  }
+}
+
+function main(): void {
+  const setup = workerData as SenderSetup;
+  const loaded = loadSendfileBinding();
+  if (!loaded.available) {
+    parentPort!.postMessage({ type: 'fatal', message: loaded.reason } satisfies SenderReport);
+    return;
+  }
+  const added = loaded.binding.epollAdd(setup.epollFd, setup.wakeFd, EPOLLIN, WAKE_TOKEN);
+  if (added < 0) {
+    parentPort!.postMessage({ type: 'fatal', message: `epoll_ctl on the wake-up eventfd failed: errno ${-added}` } satisfies SenderReport);
+    return;
+  }
+  parentPort!.postMessage({ type: 'ready' } satisfies SenderReport);
+  new SenderLoop(loaded.binding, loaded.newEvents(EVENTS_PER_WAIT), setup).run();
+  setup.commands.close();
+}
+
+main();
