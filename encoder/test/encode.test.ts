@@ -3,7 +3,7 @@
  * only where ffmpeg is not installed (CI installs it).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -36,6 +36,7 @@ describeWithFfmpeg('encode --synthetic 8 with the lab ladder', () => {
   const parent = mkdtempSync(join(tmpdir(), 'encode-'));
   const out = join(parent, 'ladder');
   let run: ReturnType<typeof encode>;
+  afterAll(() => rmSync(parent, { recursive: true, force: true }));
 
   beforeAll(() => {
     run = encode(['--synthetic', '8', '--out', out]);
@@ -166,6 +167,7 @@ describeWithFfmpeg('encode --synthetic 8 with the lab ladder', () => {
 
 describeWithFfmpeg('encoder errors: one clear line, non-zero exit, no ladder left behind', () => {
   const parent = mkdtempSync(join(tmpdir(), 'encode-err-'));
+  afterAll(() => rmSync(parent, { recursive: true, force: true }));
 
   test('missing input', () => {
     const run = encode(['--input', join(parent, 'nope.mp4'), '--out', join(parent, 'a')]);

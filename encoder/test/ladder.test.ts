@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EncoderError } from '../src/errors.js';
@@ -23,6 +23,7 @@ describe('ladder presets', () => {
 
 describe('ladder files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ladder-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const write = (name: string, body: string): string => {
     const path = join(dir, name);
     writeFileSync(path, body);
