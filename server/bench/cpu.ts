@@ -107,23 +107,25 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
   h.say();
   h.say(`Every server first serves ${WARM_UP_BYTES / MB} MB unmeasured. Paced rows: N=4 default plan (application bursts here), or --burst-mode kernel.`);
   h.say();
+  // One worker, as nginx runs one (worker_processes 1): CPU per GB is then one process's against one's.
+  const ONE_WORKER = ['--workers', '1'];
   const each = async (server: BenchServer, f: (load: CpuLoad) => Promise<CpuRow[]>): Promise<CpuRow[]> => {
     const out: CpuRow[] = [];
     for (const load of CPU_LOADS) out.push(...(await f(load)));
     return out;
   };
   const rows: CpuRow[] = [
-    ...(await onServer(h, () => h.startSammy('cpu-auto', []), (s) =>
+    ...(await onServer(h, () => h.startSammy('cpu-auto', ONE_WORKER), (s) =>
       each(s, async (load) => [
         await measureCpuRow(h, s, load, true, 'pacedDefault', `sammy paced ${paceLabel(load)}, N=4 (default plan)`),
         await measureCpuRow(h, s, load, false, 'unpaced', 'sammy unpaced'),
       ]),
     )),
-    ...(await onServer(h, () => h.startSammy('cpu-kernel', ['--burst-mode', 'kernel']), (s) =>
+    ...(await onServer(h, () => h.startSammy('cpu-kernel', [...ONE_WORKER, '--burst-mode', 'kernel']), (s) =>
       each(s, async (load) => [await measureCpuRow(h, s, load, true, 'pacedKernel', `sammy paced ${paceLabel(load)}, --burst-mode kernel`)]),
     )),
     // What zero-copy changes: the same server with bodies through Node's streams.
-    ...(await onServer(h, () => h.startSammy('cpu-stream', ['--burst-mode', 'kernel', '--body-path', 'stream']), async (s) => [
+    ...(await onServer(h, () => h.startSammy('cpu-stream', [...ONE_WORKER, '--burst-mode', 'kernel', '--body-path', 'stream']), async (s) => [
       await measureCpuRow(h, s, CPU_LOADS[0]!, true, 'pacedKernelStream', `sammy paced ${paceLabel(CPU_LOADS[0]!)}, --burst-mode kernel --body-path stream`),
       await measureCpuRow(h, s, CPU_LOADS[0]!, false, 'unpacedStream', 'sammy unpaced, --body-path stream'),
     ])),
