@@ -7,9 +7,11 @@
 // it had written the body (it was told the length), so the next response on the
 // connection starts after it, never during it.
 //
-// A paced body's last byte is not the sender's (tail.ts, README "Keep-alive
-// carry-over"): the sender sends all but it and reports once those have left the
-// socket; `releaseTail` then removes the cap and the byte is pushed through Node.
+// A body's last byte is not the sender's: the sender sends all but it and reports
+// once those have left the socket, then the byte is pushed through Node, so the
+// response's 'finish' comes before the client can have everything and close. For a
+// paced body `releaseTail` first removes the cap (tail.ts, README "Keep-alive
+// carry-over").
 import { closeSync, readSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -140,7 +142,10 @@ export class FileBody extends Readable {
     if (!nothingPending(start.socket)) return void start.socket.write(NOTHING, () => this.#sendAfterHead(start));
     const fd = socketFd(start.socket);
     if (fd === null || this.#fd === null) return void this.destroy();
-    if (start.releaseTail !== null && this.lengthBytes > TAIL_BYTES) {
+    // Every body's last byte goes through Node: then the response's 'finish' (fastify's
+    // onResponse, the request counter) comes before the client, which has everything only
+    // once that byte is in, can close the connection. A paced body's waits for releaseTail.
+    if (this.lengthBytes > TAIL_BYTES) {
       const tail = Buffer.alloc(TAIL_BYTES);
       if (readSync(this.#fd, tail, 0, TAIL_BYTES, this.offsetBytes + this.lengthBytes - TAIL_BYTES) !== TAIL_BYTES) {
         return void this.destroy(new Error('the file ended before the response length'));
@@ -179,10 +184,14 @@ export class FileBody extends Readable {
     else this.destroy(result.outcome === 'failed' ? new Error(result.reason) : undefined);
   }
 
-  /** The sender has sent its part: the held-back tail (if any) goes once releaseTail allows, then the body ends. */
+  /** The sender has sent its part: the held-back tail goes (once releaseTail allows, when paced), then the body ends. */
   #endBody(start: FileBodyStart): void {
     const tail = this.#tail;
-    if (tail === null || start.releaseTail === null) return void this.push(null);
+    if (tail === null) return void this.push(null);
+    if (start.releaseTail === null) {
+      this.push(tail);
+      return void this.push(null);
+    }
     start.releaseTail().then(
       () => {
         if (this.destroyed) return;

@@ -65,7 +65,14 @@ linuxOnly('npm run serve -- --workers 2', () => {
     const requestsBefore = metricValue(before, 'sammy_http_requests_total{route="/media/*",status="200"}') ?? 0;
     const bytesBefore = metricValue(before, 'sammy_media_bytes_total') ?? 0;
     for (let i = 0; i < 6; i++) expect((await withTimeout(timedGet(server.port, '/media/seg.m4s'))).bytes).toBe(SEGMENT_BYTES);
-    // Two scrapes on two connections: round-robin puts them on different workers, and both see all six.
+    // A response is counted when the server has ended it, which can be a moment after the client
+    // has its last byte (the sendfile path ends it when the sender thread reports the last byte
+    // left): wait until all six are counted, then check that two scrapes on two connections
+    // (round-robin puts them on different workers) both see all six.
+    const deadline = Date.now() + 5000;
+    while (metricValue(await scrape(server.port), 'sammy_http_requests_total{route="/media/*",status="200"}') !== requestsBefore + 6 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     for (let i = 0; i < 2; i++) {
       const text = await scrape(server.port);
       expect(metricValue(text, 'sammy_http_requests_total{route="/media/*",status="200"}')).toBe(requestsBefore + 6);
