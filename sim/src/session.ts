@@ -143,7 +143,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
       // The buffer drains while the playhead runs (it stands still before startup and in a rebuffer).
       const playing = started && !stalled;
       const bufferNowS = playing ? Math.max(0, bufferAtRequestS - (atS - requestS)) : bufferAtRequestS;
-      const next = onProgress({ index, rung: d.rung, sizeBytes: d.sizeBytes, loadedBytes, sinceFirstByteS: atS - d.firstByteS, nowS: atS, bufferS: bufferNowS });
+      const next = onProgress({ index, rung: d.rung, sizeBytes: d.sizeBytes, loadedBytes, sinceFirstByteS: atS - d.firstByteS, sinceRequestS: atS - requestS, nowS: atS, bufferS: bufferNowS });
       if (next !== null && next !== d.rung) return { atS, rung: next, loadedBytes };
     }
     return null;

@@ -140,6 +140,7 @@ describe('AbandonRequestsRule', () => {
     sizeBytes: 187_500,
     loadedBytes: 10_000,
     sinceFirstByteS: 1,
+    sinceRequestS: 1.04,
     nowS: 1.04,
     bufferS: 10,
     ...overrides,

@@ -267,12 +267,13 @@ export class HeadlessSession {
       const requestS = this.t();
       let result: FetchResult;
       let measuredFromS = requestS;
+      let chunkAbandonedBytes = 0;
       try {
         result = await this.fetch(segmentUrl(layout, reps[rung]!.id, index), headers('v', rung), {
           onProgress: policy.onProgress
             ? (loadedBytes, sinceFirstByteMs) => {
                 const nowS = this.t();
-                const next = policy.onProgress!({ index, rung, sizeBytes: reps[rung]!.segmentSizesBytes[index]!, loadedBytes, sinceFirstByteS: sinceFirstByteMs / 1000, nowS, bufferS: this.videoBufferS(nowS) });
+                const next = policy.onProgress!({ index, rung, sizeBytes: reps[rung]!.segmentSizesBytes[index]!, loadedBytes, sinceFirstByteS: sinceFirstByteMs / 1000, sinceRequestS: nowS - requestS, nowS, bufferS: this.videoBufferS(nowS) });
                 if (next === null || next === rung) return false;
                 rung = next;
                 return true;
@@ -283,6 +284,7 @@ export class HeadlessSession {
         if (!(err instanceof FetchError) || err.code !== 'HEADLESS_ABORTED' || this.stopped) throw err;
         // Abandoned for `rung`: fetch the same segment there (dash.js, once per segment).
         this.abandonedBytes += err.loadedBytes;
+        chunkAbandonedBytes = err.loadedBytes;
         if (!initDone.has(rung)) {
           await this.fetch(initUrl(layout, reps[rung]!.id), headers('i', rung));
           initDone.add(rung);
@@ -298,6 +300,7 @@ export class HeadlessSession {
       const record: ChunkRecord = {
         index, rung, bitrateKbps: reps[rung]!.bitrateKbps, sizeBytes: result.bytes, downloadS, throughputKbps: (result.bytes * 8) / 1000 / downloadS,
         phase, rtpKbps: decision.rtpKbps, appliedRateKbps: result.appliedRateKbps, bufferBeforeS, bufferAfterS: bufferAtEndS + segS, requestS,
+        ...(chunkAbandonedBytes > 0 ? { abandonedBytes: chunkAbandonedBytes } : {}),
       };
       this.chunks.push(record);
       this.lastThroughputKbps = record.throughputKbps;

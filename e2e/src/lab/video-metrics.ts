@@ -3,7 +3,7 @@
  * per-response TCP telemetry, and the time series the report plots.
  */
 import type { ResponseTelemetry } from '@sammy/server/telemetry';
-import type { SessionQoE } from '@sammy/player/abr';
+import { ARM_REGISTRY, type SessionQoE } from '@sammy/player/abr';
 import { queueDelayMsOf, type QueueSample } from './queue-monitor.js';
 import { mean, round } from './stats.js';
 
@@ -43,6 +43,8 @@ export interface VideoMetrics {
   meanRtpKbps: number | null;
   /** Media element errors (dash.js rebuilds the MediaSource after a decode error); their stall counts as a rebuffer. */
   mediaErrors?: number | null;
+  /** Video chunks fetched again after Sammy's stalled-download rule gave their request up; null for arms without the Sammy core. */
+  abandonedChunks?: number | null;
   /** Trace links with an outage (>= 1 s without capacity) in the session: 1 if playback went on after it, else 0. */
   resumedAfterOutage?: number;
   /** The same: from the outage's end until the playhead moved again (0 if it never stopped; to the 0.5 s sampling). */
@@ -77,6 +79,7 @@ export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue:
     queueDelayMs: delay,
     meanRtpKbps: mean(rtps),
     mediaErrors: qoe?.mediaErrors ?? null,
+    abandonedChunks: qoe && ARM_REGISTRY[qoe.arm]?.bitrate === 'sammy' ? qoe.chunks.filter((c) => (c.abandonedBytes ?? 0) > 0).length : null,
   };
 }
 

@@ -57,6 +57,16 @@ export interface SammyConfig {
   lastSampleCapMultiplier: number;
   /** CTA-5004: rtp is an integer kbps, rounded to 100 kbps (we round up, never below the floor). */
   rtpRoundingKbps: number;
+  /**
+   * The stalled-download rule (stall.ts): 1 gives up a chunk in flight that would arrive
+   * with less than `stallReserveS` buffered and fetches the segment at a rung that
+   * arrives in time; 0 lets every chunk run to its end.
+   */
+  stallAbandon: number;
+  /** The buffer a chunk in flight must leave when it arrives, or the stalled-download rule gives it up. */
+  stallReserveS: number;
+  /** The stalled-download rule judges a chunk only this long after its request (an earlier rate is mostly the round trip). */
+  stallMinElapsedS: number;
 }
 
 export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
@@ -72,6 +82,9 @@ export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
   upSwitchSafety: 1,
   lastSampleCapMultiplier: 1.5,
   rtpRoundingKbps: 100,
+  stallAbandon: 1,
+  stallReserveS: 2,
+  stallMinElapsedS: 2,
 });
 
 export class SammyConfigError extends Error {
@@ -104,6 +117,9 @@ const RANGES: Record<keyof SammyConfig, Range> = {
   upSwitchSafety: { min: 0, max: 100, openMin: true },
   lastSampleCapMultiplier: { min: 1, max: 1e6 },
   rtpRoundingKbps: { min: 1, max: 1_000_000, integer: true },
+  stallAbandon: { min: 0, max: 1, integer: true },
+  stallReserveS: { min: 0, max: 86_400 },
+  stallMinElapsedS: { min: 0, max: 86_400 },
 };
 
 function describe(r: Range): string {

@@ -9,6 +9,7 @@ export { HISTORY_KEY, InitialThroughputHistory, memoryStore, type KeyValueStore 
 export { hybRung, predictedBufferS, type HybInput, type HybResult } from './hyb.js';
 export { bufferBasedPaceKbps, bufferFraction, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps, type Pace, type PaceInput } from './pace.js';
 export { stableRung, type StabilityRule, type StableInput, type StableResult } from './stability.js';
+export { stallVerdict, type DownloadProgress, type StallRule, type StallVerdict } from './stall.js';
 export { SammySession, type Decision, type DecisionInput, type EstimateSource, type SessionOptions } from './session.js';
 export { aggregateKbps, harmonicMean, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
 export { playedSegments, summarizeSession, type PlayedSegment, type SessionSummaryInput } from './qoe.js';

@@ -38,6 +38,8 @@ export interface ChunkRecord {
   paceFloorKbps?: number | null;
   /** Extra: why this rung and rate (the core's `Decision.reason`). */
   reason?: string;
+  /** Extra: bytes of an earlier request for this segment that was given up (a stalled download, or dash.js's abandonment); absent or 0 if none. */
+  abandonedBytes?: number;
 }
 
 /** One playback session. */

@@ -9,6 +9,8 @@
  *   firstFrame()   when a frame is shown (ends the initial phase)
  *   seek()   when the user seeks
  *   rebuffer()   when playback stalls after startup
+ *   checkDownload({ segmentIndex, rung, loadedBytes, elapsedS, bufferS })
+ *       while a video chunk downloads: a rung to refetch it at, or null (stall.ts)
  *
  * Phases (thesis 2.4.1): `initial` from the play request to the first frame, unpaced,
  * rung from the history; `playing` after it, paced.
@@ -31,6 +33,7 @@ import { stableRung } from './stability.js';
 import { clampRung, type Ladder } from './ladder.js';
 import { paceFor, type Pace } from './pace.js';
 import type { Phase } from './phase.js';
+import { stallVerdict, type DownloadProgress, type StallVerdict } from './stall.js';
 import { harmonicMean, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
 
 export type EstimateSource = 'session' | 'history' | 'none';
@@ -88,6 +91,8 @@ export class SammySession {
   private currentRung: number | null = null;
   /** Index in `samples` of the first sample after the last seek; null before any seek. */
   private seekSampleStart: number | null = null;
+  /** The last segment the stalled-download rule gave up (it acts once per segment); null before any. */
+  private abandonedSegment: number | null = null;
 
   constructor(opts: SessionOptions) {
     if (opts.ladder.bitratesKbps.length === 0) throw new RangeError('the ladder has no rungs');
@@ -192,6 +197,23 @@ export class SammySession {
         ? `stable: rung ${rung} (B_T = ${choice.predictedBufferS.toFixed(1)} s) rather than HYB's ${choice.heldBelowRung} at ${fmt(kbps)} (${source}): the up-switch is not sustained`
         : `HYB: rung ${rung} keeps B_T = ${choice.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
     return { ...common, rung, predictedBufferS: choice.predictedBufferS, reason: `${why}; ${paceText}` };
+  }
+
+  /**
+   * A video chunk in flight (stall.ts): the rung to give it up for, or null to let it
+   * run. Only in the playing phase (before the first frame the buffer does not drain)
+   * and once per segment. Giving up records what the chunk carried so far as a sample,
+   * so the estimate, capped by the latest sample, sees the fall at once, and makes the
+   * new rung the current one.
+   */
+  checkDownload(progress: DownloadProgress): StallVerdict | null {
+    if (this.currentPhase !== 'playing' || this.abandonedSegment === progress.segmentIndex) return null;
+    const verdict = stallVerdict(this.ladder, this.config, progress);
+    if (verdict === null) return null;
+    this.abandonedSegment = progress.segmentIndex;
+    this.addSample({ sizeBytes: progress.loadedBytes, downloadS: progress.elapsedS, phase: 'playing' });
+    this.currentRung = verdict.rung;
+    return verdict;
   }
 
   /** A downloaded video chunk; unusable samples (zero bytes or time) are ignored. */

@@ -124,6 +124,8 @@ export class PlaybackCore {
   /** The core's decision per video segment index, for the chunk record's reason. */
   private readonly decisions = new Map<number, Decision>();
   private lastVideoIndex: number | null = null;
+  /** Bytes of a video request the stalled-download rule gave up, per segment index, until the refetch's record. */
+  private readonly abandonedBytes = new Map<number, number>();
 
   /**
    * @param videoBufferS the player's video buffer ahead of the playhead (what the pace is computed from)
@@ -202,6 +204,21 @@ export class PlaybackCore {
     const d = this.session.decide({ bufferS, segmentIndex, maxRung: allowedMaxRung });
     this.decisions.set(segmentIndex, d);
     return { rung: d.rung, reason: d.reason };
+  }
+
+  /**
+   * A video chunk in flight (the core's stalled-download rule, abr/stall.ts): the rung
+   * to give it up for, or null to let it run (also without the core, for a URL that is
+   * not a chunk, or once the rule has acted on the segment).
+   */
+  checkDownload(url: string, loadedBytes: number, elapsedS: number): { rung: number; reason: string } | null {
+    const chunk = chunkOf(url);
+    if (!this.session || !chunk) return null;
+    const verdict = this.session.checkDownload({ segmentIndex: chunk.index, rung: chunk.rung, loadedBytes, elapsedS, bufferS: this.bufferS() });
+    if (verdict === null) return null;
+    this.abandonedBytes.set(chunk.index, loadedBytes);
+    this.o.log(verdict.reason);
+    return { rung: verdict.rung, reason: verdict.reason };
   }
 
   /** The arm's rtp for a segment request (the request untouched while Sammy's bitrate runs without its core). */
@@ -291,7 +308,9 @@ export class PlaybackCore {
       requestS: req.requestS,
       paceFloorKbps: req.paceFloorKbps,
       ...(req.reason === undefined ? {} : { reason: req.reason }),
+      ...(this.abandonedBytes.has(req.index) ? { abandonedBytes: this.abandonedBytes.get(req.index)! } : {}),
     };
+    this.abandonedBytes.delete(req.index);
     this.session?.addSample({ sizeBytes, downloadS, phase: req.phase });
     this.collector.addChunk(record);
     this.o.onChunk(record);

@@ -6,8 +6,9 @@
  *   1. dash.js settings (settings.ts): CMCD in headers and the buffer target from the
  *      attach on; for the `sammy` arm, once the core runs, the built-in rules off and
  *      the first rung.
- *   2. `sammy`: the custom ABR rule, which asks the playback for a rung at dash.js's
- *      video buffer level (sammy-rule.ts).
+ *   2. `sammy`: the custom ABR rules (sammy-rule.ts): the bitrate rule asks the
+ *      playback for a rung at dash.js's video buffer level; the stalled-download rule
+ *      asks it, at each progress event, whether to give the chunk in flight up.
  *   3. A request interceptor. The player's first request (the manifest) waits until the
  *      segment sizes are loaded, so the core picks the first rung before dash.js does;
  *      then, on every segment request, after dash.js's own CMCD step, the playback sets
@@ -25,7 +26,7 @@ import { pageUrl, SammyAttachment } from '../browser/attachment.js';
 import { headerValue } from '../browser/headers.js';
 import type { SammyHandle, SammyOptions } from '../browser/options.js';
 import { byteLength, type ChunkRequest, type PlaybackCore, type SegmentType } from '../browser/playback.js';
-import { createSammyRule } from './sammy-rule.js';
+import { createSammyAbandonRule, createSammyRule } from './sammy-rule.js';
 import { dashjsSettings, mergePatches, restorePatch, sammyAbrSettings, type SettingsPatch } from './settings.js';
 
 /** The parts of dash.js's request objects the adapter reads (CommonMediaRequest + FragmentRequest). */
@@ -63,7 +64,8 @@ export function attachSammy(player: MediaPlayerClass, options?: SammyOptions): S
 
 class DashjsAttachment extends SammyAttachment {
   readonly #player: MediaPlayerClass;
-  readonly #rule: { name: string; factory: unknown } | null;
+  /** The bitrate rule and the stalled-download rule (the `sammy` arm), each with its dash.js rule list. */
+  readonly #rules: { type: string; name: string; factory: unknown }[];
   readonly #restore: SettingsPatch;
 
   constructor(player: MediaPlayerClass, o: AttachOptions) {
@@ -72,8 +74,13 @@ class DashjsAttachment extends SammyAttachment {
     const settings = dashjsSettings(o.arm, o.config);
     this.#restore = restorePatch(this.sammyBitrate ? mergePatches(settings, sammyAbrSettings(0)) : settings, player.getSettings());
     player.updateSettings(settings as never);
-    this.#rule = this.sammyBitrate ? createSammyRule((maxRung) => (this.detached ? null : (this.live?.decide(maxRung) ?? null)), o.log) : null;
-    if (this.#rule) player.addABRCustomRule('qualitySwitchRules', this.#rule.name, this.#rule.factory as never);
+    this.#rules = this.sammyBitrate
+      ? [
+          { type: 'qualitySwitchRules', ...createSammyRule((maxRung) => (this.detached ? null : (this.live?.decide(maxRung) ?? null)), o.log) },
+          { type: 'abandonFragmentRules', ...createSammyAbandonRule((url, loadedBytes, elapsedS) => (this.detached ? null : (this.live?.checkDownload(url, loadedBytes, elapsedS) ?? null)), o.log) },
+        ]
+      : [];
+    for (const rule of this.#rules) player.addABRCustomRule(rule.type as never, rule.name, rule.factory as never);
     player.addRequestInterceptor(this.#onRequest as never);
     player.addResponseInterceptor(this.#onResponse as never);
   }
@@ -94,7 +101,7 @@ class DashjsAttachment extends SammyAttachment {
     const player = this.#player;
     player.removeRequestInterceptor(this.#onRequest as never);
     player.removeResponseInterceptor(this.#onResponse as never);
-    if (this.#rule) player.removeABRCustomRule(this.#rule.name);
+    for (const rule of this.#rules) player.removeABRCustomRule(rule.name);
     player.updateSettings(this.#restore as never);
   }
 
@@ -102,7 +109,7 @@ class DashjsAttachment extends SammyAttachment {
     // The first chunk's rung comes from the core: dash.js fetches it before asking any rule.
     const first = live.firstDecision();
     if (first) this.#player.updateSettings(sammyAbrSettings(live.ladder!.bitratesKbps[first.rung]!) as never);
-    else if (this.#rule) this.#player.removeABRCustomRule(this.#rule.name);
+    else for (const rule of this.#rules) this.#player.removeABRCustomRule(rule.name);
   }
 
   readonly #onRequest: Interceptor<InterceptedRequest> = async (req) => {

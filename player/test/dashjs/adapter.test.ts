@@ -48,8 +48,10 @@ class FakePlayer {
     this.updates.push(s);
     this.settings = merge(this.settings, s);
   }
-  addABRCustomRule(_type: string, name: string) {
+  ruleTypes = new Map<string, string>();
+  addABRCustomRule(type: string, name: string) {
     this.rules.push(name);
+    this.ruleTypes.set(name, type);
   }
   removeABRCustomRule(name: string) {
     this.rules = this.rules.filter((r) => r !== name);
@@ -161,7 +163,8 @@ describe('attachSammy', () => {
   test('sammy: CMCD in headers from the attach on; the manifest waits for the sizes, then the core sets the first rung and turns the built-in rules off', async () => {
     let release!: (s: SegmentsSidecar) => void;
     const { player, handle } = attach('sammy', () => new Promise<SegmentsSidecar>((resolve) => (release = resolve)));
-    expect(player.rules).toHaveLength(1);
+    // The bitrate rule and the stalled-download rule.
+    expect(player.rules.map((name) => player.ruleTypes.get(name))).toEqual(['qualitySwitchRules', 'abandonFragmentRules']);
     expect(player.settings).toMatchObject({ streaming: { cmcd: { enabled: true, mode: 'headers' }, buffer: { bufferTimeDefault: 30 } } });
     let manifestSent = false;
     const pending = player.send(manifest).then(() => (manifestSent = true));

@@ -6,7 +6,7 @@
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { InitialThroughputHistory, SammySession, ladderFromSidecar, memoryStore, resolveSammyConfig, type KeyValueStore, type SammyConfig } from '../core.js';
-import type { ArmPolicy, ChunkDone, Decision, DecisionContext } from './types.js';
+import type { ArmPolicy, ChunkDone, Decision, DecisionContext, DownloadProgress } from './types.js';
 
 export interface SammyArmOptions {
   config?: Partial<SammyConfig>;
@@ -49,6 +49,11 @@ export class SammyArm implements ArmPolicy {
   onChunk(chunk: ChunkDone): void {
     // The core's sample: request to last byte, in the phase the chunk was requested in.
     this.session.addSample({ sizeBytes: chunk.sizeBytes, downloadS: chunk.endS - chunk.requestS, phase: chunk.phase });
+  }
+
+  onProgress(p: DownloadProgress): number | null {
+    const verdict = this.session.checkDownload({ segmentIndex: p.index, rung: p.rung, loadedBytes: p.loadedBytes, elapsedS: p.sinceRequestS, bufferS: p.bufferS });
+    return verdict?.rung ?? null;
   }
 
   onPlaybackStart(): void {

@@ -60,6 +60,8 @@ export interface DownloadProgress {
   sizeBytes: number;
   loadedBytes: number;
   sinceFirstByteS: number;
+  /** Since the request was sent (the first byte comes one latency later). */
+  sinceRequestS: number;
   /** Session clock now. */
   nowS: number;
   /** Buffer level now. */
