@@ -38,10 +38,15 @@ const runs = new Map<string, SessionRun>();
 let topKbps: number;
 
 /** One session on its own server (cached by `key`, so each test reads the same run). */
-async function run(arm: Arm, key: string = arm, extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'player' | 'config' | 'playS' | 'act'>> = {}): Promise<SessionRun> {
+async function run(
+  arm: Arm,
+  key: string = arm,
+  extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'player' | 'config' | 'playS' | 'act'>> = {},
+  serverArgs: string[] = [],
+): Promise<SessionRun> {
   const cached = runs.get(key);
   if (cached) return cached;
-  const r = await runOnOwnServer(browser, { mediaDir: media.dir, playerDir: join(workDir, 'player'), logFile: join(workDir, `${key}.jsonl`) }, (baseUrl) => ({
+  const r = await runOnOwnServer(browser, { mediaDir: media.dir, playerDir: join(workDir, 'player'), logFile: join(workDir, `${key}.jsonl`), extraArgs: serverArgs }, (baseUrl) => ({
     baseUrl,
     arm,
     config: CONFIG,
@@ -228,15 +233,48 @@ test.describe.serial('player over loopback, every arm', () => {
     expectServerApplied(r);
   });
 
+  test('sammy: on a server that paces at most 400 kbit/s, the stalled-download rule gives up a top-rung chunk in flight and dash.js fetches the segment lower', async () => {
+    // The initial phase is unpaced (the server caps only what it paces), so the estimate
+    // starts high and HYB asks for the top rung (2.1 Mbit per chunk: 5 s at 400 kbit/s)
+    // with a few seconds buffered: the rule must give it up (player README, "A stalled download").
+    const r = await run('sammy', 'sammy-stall', { playS: 14 }, ['--max-rate-kbps', '400']);
+    const { qoe, wire } = r.session;
+    expect(r.session.pageErrors).toEqual([]);
+    printTimeline('stall session', qoe);
+    const refetched = qoe.chunks.filter((c) => (c.abandonedBytes ?? 0) > 0);
+    expect(refetched.length).toBeGreaterThan(0);
+    for (const c of refetched) {
+      // The given-up request went out on the wire at a higher rung, for the same segment.
+      const given = wire
+        .map((w) => /\/chunk-(\d+)-(\d+)\.m4s$/.exec(w.path))
+        .filter((m) => m !== null && Number(m[2]) === c.index + 1 && Number(m[1]) < media.videoRungs)
+        .map((m) => Number(m![1]));
+      const top = Math.max(...given);
+      const server = r.log.filter((l) => l.path.endsWith(`/chunk-${top}-${String(c.index + 1).padStart(5, '0')}.m4s`));
+      console.log(`segment ${c.index}: requested at rungs ${given.join(', ')}; the server's lines for rung ${top}: ${JSON.stringify(server.map((l) => ({ bytes: l.bytes, aborted: l.aborted })))}`);
+      expect(top, `segment ${c.index}: ${given.join(', ')}`).toBeGreaterThan(c.rung);
+      expect(c.abandonedBytes!).toBeLessThan(media.sidecar.representations[top]!.segmentSizesBytes[c.index]!);
+      // The request given up was aborted (the client closed it before the response's end; the
+      // server's byte count is what it handed the kernel, near all of it), not downloaded beside its refetch.
+      expect(server).toHaveLength(1);
+      expect(server[0]!.aborted).toBe(true);
+      // Only the refetch became a chunk record.
+      expect(qoe.chunks.filter((x) => x.index === c.index)).toHaveLength(1);
+    }
+    // Playback went on past the segment given up.
+    expect(Math.max(...qoe.chunks.map((c) => c.index))).toBeGreaterThan(refetched[0]!.index);
+  });
+
   test('sammy: after a rebuffer it stays in the playing phase and keeps pacing, at the empty-buffer end of the range', async () => {
     const r = await run('sammy', 'sammy-rebuffer', {
       config: { maxBufferS: 4 },
       playS: 3,
       act: async (page) => {
-        // Chromium's network emulation: 200 kbit/s, below even the second rung.
+        // Chromium's network emulation: 50 kbit/s, a third of the lowest rung, so even the
+        // stalled-download rule's refetch at the lowest rung cannot keep the buffer.
         const cdp = await page.context().newCDPSession(page);
         await cdp.send('Network.enable');
-        await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 25_000, uploadThroughput: -1 });
+        await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 6_250, uploadThroughput: -1 });
         await page.waitForFunction(() => (window.sammy?.qoe().rebufferCount ?? 0) > 0, undefined, { polling: 100, timeout: 30_000 });
         await page.waitForTimeout(2000);
         await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });

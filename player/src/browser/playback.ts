@@ -126,6 +126,8 @@ export class PlaybackCore {
   private lastVideoIndex: number | null = null;
   /** Bytes of a video request the stalled-download rule gave up, per segment index, until the refetch's record. */
   private readonly abandonedBytes = new Map<number, number>();
+  /** When each video media request in flight was sent (its URL; removed at its response or when it is given up). */
+  private readonly inFlightMs = new Map<string, number>();
 
   /**
    * @param videoBufferS the player's video buffer ahead of the playhead (what the pace is computed from)
@@ -207,15 +209,20 @@ export class PlaybackCore {
   }
 
   /**
-   * A video chunk in flight (the core's stalled-download rule, abr/stall.ts): the rung
-   * to give it up for, or null to let it run (also without the core, for a URL that is
-   * not a chunk, or once the rule has acted on the segment).
+   * A video chunk in flight (the core's stalled-download rule, abr/stall.ts), with the
+   * bytes it has received: the rung to give it up for, or null to let it run (also
+   * without the core, for a URL that is not a chunk or was not sent through onRequest,
+   * or once the rule has acted on the segment). The time since the request is this
+   * step's own clock, from onRequest.
    */
-  checkDownload(url: string, loadedBytes: number, elapsedS: number): { rung: number; reason: string } | null {
+  checkDownload(url: string, loadedBytes: number): { rung: number; reason: string } | null {
     const chunk = chunkOf(url);
-    if (!this.session || !chunk) return null;
+    const sentMs = this.inFlightMs.get(url);
+    if (!this.session || !chunk || sentMs === undefined) return null;
+    const elapsedS = (now() - sentMs) / 1000;
     const verdict = this.session.checkDownload({ segmentIndex: chunk.index, rung: chunk.rung, loadedBytes, elapsedS, bufferS: this.bufferS() });
     if (verdict === null) return null;
+    this.inFlightMs.delete(url);
     this.abandonedBytes.set(chunk.index, loadedBytes);
     this.o.log(verdict.reason);
     return { rung: verdict.rung, reason: verdict.reason };
@@ -267,6 +274,8 @@ export class PlaybackCore {
     this.sent.push({ path: pathOf(req.url), mediaType: req.mediaType, type: req.type, phase, rtpKbps, t: requestS });
     if (req.mediaType !== 'video' || req.type !== 'MediaSegment') return { headers: out, chunk: null };
     this.lastVideoIndex = segmentIndex;
+    const startMs = now();
+    if (this.session) this.inFlightMs.set(req.url, startMs);
     const rung = chunk ? chunk.rung : Number(req.rung);
     return {
       headers: out,
@@ -278,7 +287,7 @@ export class PlaybackCore {
         rtpKbps,
         bufferBeforeS,
         requestS,
-        startMs: now(),
+        startMs,
         paceFloorKbps: choice === 'keep' ? null : choice.floorKbps,
         reason: this.decisions.get(segmentIndex)?.reason,
         url: req.url,
@@ -288,6 +297,7 @@ export class PlaybackCore {
 
   /** A video chunk's response: its record and the core's throughput sample (null for a failed or empty response). */
   onResponse(req: ChunkRequest, resp: SegmentResponse): ChunkRecord | null {
+    this.inFlightMs.delete(req.url);
     const { sizeBytes } = resp;
     if (sizeBytes <= 0 || resp.status < 200 || resp.status >= 300) return null;
     const playerMs = resp.playerDownloadMs;

@@ -8,7 +8,8 @@
  *      the first rung.
  *   2. `sammy`: the custom ABR rules (sammy-rule.ts): the bitrate rule asks the
  *      playback for a rung at dash.js's video buffer level; the stalled-download rule
- *      asks it, at each progress event, whether to give the chunk in flight up.
+ *      asks it, at each progress event, whether to give the chunk in flight up, and
+ *      aborts the request it gives up (dash.js 5.2.1 does not: xhr-abort.ts).
  *   3. A request interceptor. The player's first request (the manifest) waits until the
  *      segment sizes are loaded, so the core picks the first rung before dash.js does;
  *      then, on every segment request, after dash.js's own CMCD step, the playback sets
@@ -28,6 +29,7 @@ import type { SammyHandle, SammyOptions } from '../browser/options.js';
 import { byteLength, type ChunkRequest, type PlaybackCore, type SegmentType } from '../browser/playback.js';
 import { createSammyAbandonRule, createSammyRule } from './sammy-rule.js';
 import { dashjsSettings, mergePatches, restorePatch, sammyAbrSettings, type SettingsPatch } from './settings.js';
+import { reportingXhrLoader, XHR_LOADER_NAME, XhrsInFlight } from './xhr-abort.js';
 
 /** The parts of dash.js's request objects the adapter reads (CommonMediaRequest + FragmentRequest). */
 interface FragmentRequest {
@@ -67,6 +69,7 @@ class DashjsAttachment extends SammyAttachment {
   /** The bitrate rule and the stalled-download rule (the `sammy` arm), each with its dash.js rule list. */
   readonly #rules: { type: string; name: string; factory: unknown }[];
   readonly #restore: SettingsPatch;
+  readonly #xhrs = new XhrsInFlight();
 
   constructor(player: MediaPlayerClass, o: AttachOptions) {
     super('dashjs', o);
@@ -77,12 +80,25 @@ class DashjsAttachment extends SammyAttachment {
     this.#rules = this.sammyBitrate
       ? [
           { type: 'qualitySwitchRules', ...createSammyRule((maxRung) => (this.detached ? null : (this.live?.decide(maxRung) ?? null)), o.log) },
-          { type: 'abandonFragmentRules', ...createSammyAbandonRule((url, loadedBytes, elapsedS) => (this.detached ? null : (this.live?.checkDownload(url, loadedBytes, elapsedS) ?? null)), o.log) },
+          { type: 'abandonFragmentRules', ...createSammyAbandonRule((url, loadedBytes) => this.#checkDownload(url, loadedBytes), o.log) },
         ]
       : [];
     for (const rule of this.#rules) player.addABRCustomRule(rule.type as never, rule.name, rule.factory as never);
+    // The stalled-download rule aborts the request it gives up itself (xhr-abort.ts). FactoryMaker
+    // keeps the override for the player's life; it only reports requests, so detach leaves it.
+    if (this.sammyBitrate) player.extend(XHR_LOADER_NAME, reportingXhrLoader(this.#xhrs) as never, true);
     player.addRequestInterceptor(this.#onRequest as never);
     player.addResponseInterceptor(this.#onResponse as never);
+  }
+
+  /**
+   * The stalled-download rule's answer for a video chunk in flight; when it gives the
+   * chunk up, its request is aborted once dash.js has taken the answer (xhr-abort.ts).
+   */
+  #checkDownload(url: string, loadedBytes: number): { rung: number; reason: string } | null {
+    const verdict = this.detached ? null : (this.live?.checkDownload(url, loadedBytes) ?? null);
+    if (verdict) setTimeout(() => void this.#xhrs.abort(url), 0);
+    return verdict;
   }
 
   protected videoElement(): HTMLVideoElement {

@@ -40,16 +40,16 @@ export type RungChooser = (maxRung: number) => { rung: number; reason: string } 
 
 /**
  * What the abandonment rule needs from the adapter: given the URL of the video chunk in
- * flight, its bytes so far and the seconds since its request, the rung to refetch it
- * at, or null to let it run.
+ * flight and its bytes so far, the rung to refetch it at, or null to let it run. (The
+ * adapter times the request itself: dash.js 5.2.1 leaves the request's `startDate`
+ * null.)
  */
-export type DownloadChecker = (url: string, loadedBytes: number, elapsedS: number) => { rung: number; reason: string } | null;
+export type DownloadChecker = (url: string, loadedBytes: number) => { rung: number; reason: string } | null;
 
 /** The parts of dash.js's FragmentRequest (the rules context's current request) the abandonment rule reads. */
 interface FragmentProgress {
   url?: string;
   bytesLoaded?: number;
-  startDate?: Date | null;
 }
 
 interface SwitchRequestApi {
@@ -116,9 +116,8 @@ export function createSammyAbandonRule(check: DownloadChecker, log: (message: st
       try {
         if (rulesContext.getMediaType() !== 'video') return SwitchRequest.create();
         const req = rulesContext.getCurrentRequest() as unknown as FragmentProgress | null;
-        const startMs = req?.startDate?.getTime();
-        if (!req?.url || typeof startMs !== 'number' || !Number.isFinite(startMs)) return SwitchRequest.create();
-        const verdict = check(req.url, Number(req.bytesLoaded) || 0, (Date.now() - startMs) / 1000);
+        if (!req?.url) return SwitchRequest.create();
+        const verdict = check(req.url, Number(req.bytesLoaded) || 0);
         const allowed = verdict === null ? [] : allowedRungs(rulesContext);
         if (verdict === null || allowed.length === 0) return SwitchRequest.create();
         return SwitchRequest.create(repAtOrBelow(allowed, verdict.rung), { message: `[Sammy] ${verdict.reason}` }, SwitchRequest.strong);

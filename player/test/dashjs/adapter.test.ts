@@ -48,6 +48,10 @@ class FakePlayer {
     this.updates.push(s);
     this.settings = merge(this.settings, s);
   }
+  extended: string[] = [];
+  extend(name: string) {
+    this.extended.push(name);
+  }
   ruleTypes = new Map<string, string>();
   addABRCustomRule(type: string, name: string) {
     this.rules.push(name);
@@ -165,6 +169,7 @@ describe('attachSammy', () => {
     const { player, handle } = attach('sammy', () => new Promise<SegmentsSidecar>((resolve) => (release = resolve)));
     // The bitrate rule and the stalled-download rule.
     expect(player.rules.map((name) => player.ruleTypes.get(name))).toEqual(['qualitySwitchRules', 'abandonFragmentRules']);
+    expect(player.extended).toEqual(["XHRLoader"]);
     expect(player.settings).toMatchObject({ streaming: { cmcd: { enabled: true, mode: 'headers' }, buffer: { bufferTimeDefault: 30 } } });
     let manifestSent = false;
     const pending = player.send(manifest).then(() => (manifestSent = true));
