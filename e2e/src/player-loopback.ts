@@ -122,6 +122,8 @@ export async function runPlayerSession(
     startupTimeoutS?: number;
     /** Runs after the first frame (seek, throttle, ...), before the `playS` wait. */
     act?: (page: Page) => Promise<void>;
+    /** Runs before the page is opened (e.g. network emulation from its first byte). */
+    beforeOpen?: (page: Page) => Promise<void>;
     /** The page to play in (default: the demo page with `player`, `arm` and `config`). */
     page?: PageUnderTest;
   },
@@ -147,6 +149,7 @@ export async function runPlayerSession(
     pending.push(Promise.all([r.allHeaders(), serverTiming]).then(([headers, st]) => void wire.push({ path: u.pathname, query: u.search, headers, serverTiming: st })));
   });
   try {
+    await o.beforeOpen?.(page);
     await page.goto(`${o.baseUrl}${under.path}`, { waitUntil: 'load' });
     await page.waitForFunction(() => typeof window.sammy?.qoe().playDelayS === 'number', undefined, { polling: 50, timeout: (o.startupTimeoutS ?? 20) * 1000 });
     await o.act?.(page);

@@ -41,7 +41,7 @@ let topKbps: number;
 async function run(
   arm: Arm,
   key: string = arm,
-  extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'player' | 'config' | 'playS' | 'act'>> = {},
+  extra: Partial<Pick<Parameters<typeof runPlayerSession>[1], 'player' | 'config' | 'playS' | 'act' | 'beforeOpen'>> = {},
   serverArgs: string[] = [],
 ): Promise<SessionRun> {
   const cached = runs.get(key);
@@ -231,6 +231,24 @@ test.describe.serial('player over loopback, every arm', () => {
     expect(r.session.qoe.rebufferCount).toBe(0); // waiting for a seek is not a rebuffer
     expect(r.session.historyAfter).toHaveLength(1); // written once, at the first startup
     expectServerApplied(r);
+  });
+
+  test("sammy: the play delay counts from when the page's player library has loaded, not from the page's start", async () => {
+    // 2 Mbit/s from the page's first byte: the demo page imports dash.js on demand, which
+    // takes seconds at this rate, and a site ships its player with the page.
+    const r = await run('sammy', 'sammy-slow-page', {
+      playS: 2,
+      beforeOpen: async (page) => {
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send('Network.enable');
+        await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 250_000, uploadThroughput: -1 });
+      },
+    });
+    const first = r.session.qoe.chunks.find((c) => c.index === 0)!;
+    console.log(`slow page: play delay ${r.session.qoe.playDelayS!.toFixed(2)} s, first video request ${first.requestS!.toFixed(2)} s after the play request, session ${r.session.elapsedS.toFixed(1)} s`);
+    expect(r.session.pageErrors).toEqual([]);
+    // What comes after the library: the MPD, segments.json, the init segments, then the first chunk.
+    expect(first.requestS!).toBeLessThan(1.5);
   });
 
   test('sammy: on a server that paces at most 400 kbit/s, the stalled-download rule gives up a top-rung chunk in flight and dash.js fetches the segment lower', async () => {
