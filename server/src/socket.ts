@@ -2,7 +2,7 @@
 // and getsockopt(TCP_INFO) on a connection's file descriptor, through koffi
 // (README "Binding": prebuilt, no build step, ~1 us per call).
 import { createRequire } from 'node:module';
-import { parseTcpInfo, type TcpInfo } from './tcpinfo.js';
+import { parseTcpInfo, TCP_INFO_BUFFER_BYTES, type TcpInfo } from './tcpinfo.js';
 
 const SOL_SOCKET = 1;
 const SO_MAX_PACING_RATE = 47;
@@ -56,7 +56,7 @@ export function loadSocketControl(): SocketControl {
   }
   // One buffer each: calls are synchronous on the one JS thread.
   const rateBuf = Buffer.alloc(8);
-  const infoBuf = Buffer.alloc(512);
+  const infoBuf = Buffer.alloc(TCP_INFO_BUFFER_BYTES);
   const infoLen = [0];
   return {
     available: true,
