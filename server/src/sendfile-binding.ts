@@ -4,7 +4,7 @@
 // wake the sender thread; the sender thread (sender-loop.ts) to wait and send.
 // Every call returns the kernel's answer as a number: a result, or -errno.
 import { createRequire } from 'node:module';
-import { TCP_INFO_FIELDS } from './tcpinfo.js';
+import { TCP_INFO_BUFFER_BYTES, TCP_INFO_FIELDS } from './tcpinfo.js';
 
 /** Linux flag values, the same on x86-64 and arm64 (asm-generic). */
 export const EPOLLIN = 0x1;
@@ -71,6 +71,8 @@ export interface SendfileBinding {
   epollDelete(epollFd: number, fd: number): number;
   /** TCP_INFO tcpi_notsent_bytes: bytes the socket holds that TCP has not sent yet; -errno on failure. */
   notsentBytes(socketFd: number): number;
+  /** Copies the socket's TCP_INFO into `target` (TCP_INFO_BUFFER_BYTES long): the length the kernel returned, or -errno. */
+  copyTcpInfo(socketFd: number, target: Uint8Array): number;
   /** Waits up to `timeoutMs` (fractions honoured where epoll_pwait2 exists); the number of events, or -errno. */
   epollWait(epollFd: number, events: EpollEvents, timeoutMs: number): number;
 }
@@ -159,9 +161,14 @@ export function loadSendfileBinding(): SendfileBindingResult {
   const timeout = new BigInt64Array(2);
   const ctl = new EpollEvents(1, layout);
   const intOption = new Int32Array(1);
-  const info = Buffer.alloc(512);
+  const info = Buffer.alloc(TCP_INFO_BUFFER_BYTES);
   const infoLength = [0];
   const notsent = TCP_INFO_FIELDS.notsentBytes;
+  const readInfo = (socketFd: number): number => {
+    infoLength[0] = info.length;
+    const r = result(f.getsockopt!(socketFd, IPPROTO_TCP, TCP_INFO, info, infoLength));
+    return r < 0 ? r : infoLength[0]!;
+  };
   const binding: SendfileBinding = {
     sendfile: (socketFd, fileFd, offset, countBytes) => result(f.sendfile!(socketFd, fileFd, offset, countBytes)),
     setNotsentLimit: (socketFd, bytes) => {
@@ -177,10 +184,14 @@ export function loadSendfileBinding(): SendfileBindingResult {
     epollAdd: (epollFd, fd, events, token) => result(f.epollCtl!(epollFd, EPOLL_CTL_ADD, fd, ctl.set(events, token))),
     epollModify: (epollFd, fd, events, token) => result(f.epollCtl!(epollFd, EPOLL_CTL_MOD, fd, ctl.set(events, token))),
     notsentBytes: (socketFd) => {
-      infoLength[0] = info.length;
-      const r = result(f.getsockopt!(socketFd, IPPROTO_TCP, TCP_INFO, info, infoLength));
-      if (r < 0) return r;
-      return infoLength[0]! >= notsent.offset + notsent.bytes ? info.readUInt32LE(notsent.offset) : -EINVAL;
+      const length = readInfo(socketFd);
+      if (length < 0) return length;
+      return length >= notsent.offset + notsent.bytes ? info.readUInt32LE(notsent.offset) : -EINVAL;
+    },
+    copyTcpInfo: (socketFd, target) => {
+      const length = readInfo(socketFd);
+      if (length > 0) target.set(info.subarray(0, Math.min(length, target.length)));
+      return length;
     },
     epollDelete: (epollFd, fd) => result(f.epollCtl!(epollFd, EPOLL_CTL_DEL, fd, ctl.set(0, 0))),
     epollWait: (epollFd, events, timeoutMs) => {
