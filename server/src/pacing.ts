@@ -552,8 +552,22 @@ export class PacingController {
     }
     response.lastNotsentBytes = info.notsentBytes;
     const rate = response.rateBytesPerS ?? (info.deliveryRateBytesPerS || UNPACED_DRAIN_RATE_BYTES_PER_S);
-    const waitMs = Math.min(DRAIN_POLL_MAX_MS, Math.max(DRAIN_POLL_MIN_MS, (info.notsentBytes / rate) * 1000));
+    const sendMs = (info.notsentBytes / rate) * 1000 + this.#tailDelayMs(response);
+    const waitMs = Math.min(DRAIN_POLL_MAX_MS, Math.max(DRAIN_POLL_MIN_MS, sendMs));
     response.drainTimer = setTimeout(() => this.#waitForDrain(response), waitMs);
+  }
+
+  /**
+   * How long a paced body's held-back last byte may wait after everything before it
+   * has left: the last skb before it moved the socket's departure time ahead by its
+   * length at the capped rate (tail.ts), and skbs are at most one planned train. Polling
+   * before then finds it still unsent; 0 for a response without a held-back byte.
+   */
+  #tailDelayMs(response: MediaResponse): number {
+    const { plan, rateBytesPerS } = response;
+    if (response.tailGate === null || plan === null || rateBytesPerS === null) return 0;
+    const capBytesPerS = plan.mechanism === 'app' ? APP_KERNEL_CAP_FACTOR * rateBytesPerS : rateBytesPerS;
+    return ((plan.trainPackets * this.#mssOf(response.start)) / capBytesPerS) * 1000;
   }
 
   /** Ends a response's hold on its socket: removes its cap, logs its line. `end`: TCP_INFO if already read. */
