@@ -12,6 +12,7 @@ import { BurstClock, type BurstClockOptions } from './burst.js';
 import {
   CONNECTION_ERRNOS,
   EAGAIN,
+  EINVAL,
   EINTR,
   EPOLLERR,
   EPOLLET,
@@ -22,7 +23,7 @@ import {
   type EpollEvents,
   type SendfileBinding,
 } from './sendfile-binding.js';
-import { TCP_INFO_BUFFER_BYTES } from './tcpinfo.js';
+import { TCP_INFO_BUFFER_BYTES, TCP_INFO_FIELDS } from './tcpinfo.js';
 import { TransferRecord } from './body-sender.js';
 
 export interface SenderSetup {
@@ -81,6 +82,8 @@ export type TransferEvent = TransferEnd | { id: number; outcome: 'tailDue' };
 
 export type SenderReport = { type: 'ready' } | { type: 'transfers'; events: TransferEvent[] } | { type: 'fatal'; message: string };
 
+/** A TCP_INFO reply must reach past tcpi_notsent_bytes to be read. */
+const NOTSENT_END = TCP_INFO_FIELDS.notsentBytes.offset + TCP_INFO_FIELDS.notsentBytes.bytes;
 /** The longest wait without a timer due, so a terminate() lands within it. */
 const MAX_WAIT_MS = 250;
 /** The most any burst may go early (BurstClock.earlyMs: a quarter of a strict interval). */
@@ -100,9 +103,12 @@ interface Job {
   remainingBytes: number;
   sentBytes: number;
   progress: BigInt64Array;
-  /** The record's TCP_INFO length (Int32 view) and bytes. */
+  /** The record's TCP_INFO length (Int32 view, published at the end) and bytes (the latest read). */
   infoLength: Int32Array;
   info: Uint8Array;
+  infoView: DataView;
+  /** Bytes of the latest TCP_INFO read in `info` (0: none yet, or it failed). */
+  infoBytes: number;
   clock: BurstClock | null;
   /** Bytes of the current burst the socket has not taken yet (it was full). */
   owedBytes: number;
@@ -234,6 +240,8 @@ class SenderLoop {
       progress: new BigInt64Array(c.progress, 0, 1),
       infoLength: new Int32Array(c.progress, 0, TransferRecord.infoOffset / 4),
       info: new Uint8Array(c.progress, TransferRecord.infoOffset, TCP_INFO_BUFFER_BYTES),
+      infoView: new DataView(c.progress, TransferRecord.infoOffset, TCP_INFO_BUFFER_BYTES),
+      infoBytes: 0,
       clock: c.burst === null ? null : new BurstClock(c.burst),
       owedBytes: 0,
       dueMs: null,
@@ -309,15 +317,27 @@ class SenderLoop {
   #drain(job: Job): void {
     job.phase = 'draining';
     if (job.notsentLimitBytes !== 1 && this.#b.setNotsentLimit(job.socketFd, 1) === 0) job.notsentLimitBytes = 1;
-    if (this.#b.notsentBytes(job.socketFd) === 0) return this.#drained(job);
+    if (this.#notsentBytes(job) === 0) return this.#drained(job);
     this.#b.epollModify(this.#setup.epollFd, job.socketFd, EPOLLOUT | EPOLLET, job.id);
   }
 
   #checkDrained(job: Job, events: number): void {
     if ((events & (EPOLLERR | EPOLLHUP)) !== 0) return this.#end(job, { id: job.id, outcome: 'failed', errno: ECONNRESET, connection: true });
-    const notsent = this.#b.notsentBytes(job.socketFd);
+    const notsent = this.#notsentBytes(job);
     if (notsent < 0) this.#end(job, { id: job.id, outcome: 'failed', errno: -notsent, connection: true });
     else if (notsent === 0) this.#drained(job);
+  }
+
+  /**
+   * tcpi_notsent_bytes of the job's socket (bytes TCP holds but has not sent), or
+   * -errno. TCP_INFO is read into the job's record, so the read that finds the last
+   * byte gone is also the one the response's line reports.
+   */
+  #notsentBytes(job: Job): number {
+    const length = this.#b.readTcpInfo(job.socketFd, job.info);
+    job.infoBytes = Math.max(0, length);
+    if (length < 0) return length;
+    return length >= NOTSENT_END ? job.infoView.getUint32(TCP_INFO_FIELDS.notsentBytes.offset, true) : -EINVAL;
   }
 
   /** Every byte this thread sent has left: done, or the event loop's turn to write the tail. */
@@ -359,11 +379,11 @@ class SenderLoop {
   }
 
   #end(job: Job, end: TransferEnd): void {
-    // The connection's TCP_INFO now, for the response's line (the event loop's own
-    // descriptor may be closed by then). Published after the bytes: a reader that sees
-    // the length sees them too.
-    const infoLength = this.#b.copyTcpInfo(job.socketFd, job.info);
-    Atomics.store(job.infoLength, TransferRecord.infoLengthIndex, Math.max(0, infoLength));
+    // The connection's TCP_INFO for the response's line (the event loop's own descriptor
+    // may be closed by then): a done job's last read found the last byte gone; any other
+    // is read now. Published after the bytes: a reader that sees the length sees them too.
+    if (end.outcome !== 'done' || job.infoBytes === 0) job.infoBytes = Math.max(0, this.#b.readTcpInfo(job.socketFd, job.info));
+    Atomics.store(job.infoLength, TransferRecord.infoLengthIndex, job.infoBytes);
     this.#b.epollDelete(this.#setup.epollFd, job.socketFd);
     // The next response on the connection may be unpaced, or sent by Node.
     if (job.notsentLimitBytes !== null) this.#b.setNotsentLimit(job.socketFd, 0);
