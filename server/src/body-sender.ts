@@ -8,7 +8,22 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { BurstClockOptions } from './burst.js';
 import { errnoName, loadSendfileBinding, type SendfileBinding } from './sendfile-binding.js';
-import type { SenderCommand, SenderReport, SenderSetup, TransferEnd } from './sender-loop.js';
+import type { SenderCommand, SenderReport, SenderSetup, TailMode, TransferEnd, TransferEvent } from './sender-loop.js';
+import { parseTcpInfo, TCP_INFO_BUFFER_BYTES, type TcpInfo } from './tcpinfo.js';
+
+/**
+ * The layout of a transfer's shared record: body bytes sent so far (a BigInt64 at
+ * 0), and the socket's TCP_INFO read when the transfer ended (done: its last byte
+ * had left; or aborted), its length an Int32 at 8 (0 until then, or if unreadable)
+ * and its bytes from 16. The event loop's own descriptor may be closed by then (a
+ * client that sent "Connection: close"), so the response's telemetry comes from here.
+ */
+export const TransferRecord = {
+  sentIndex: 0,
+  infoLengthIndex: 2,
+  infoOffset: 16,
+  bytes: 16 + TCP_INFO_BUFFER_BYTES,
+} as const;
 
 /** How long the thread may take to start (it compiles its TypeScript on a cold cache). */
 const START_TIMEOUT_MS = 30_000;
@@ -26,6 +41,15 @@ export interface TransferRequest {
   burst: BurstClockOptions | null;
   /** At most about this many bytes wait unsent in the socket (TCP_NOTSENT_LOWAT); null: no limit. */
   notsentLimitBytes: number | null;
+  /** Whether the caller writes the body's last bytes after `lengthBytes` (sender-loop.ts TailMode). */
+  tail: TailMode;
+}
+
+export interface TransferCallbacks {
+  /** The thread's part is sent (`tail` not `none`): write the tail, then call `Transfer.tailWritten()`. */
+  onTailDue: () => void;
+  /** Exactly once, after both descriptors are closed. */
+  onEnd: (result: TransferResult) => void;
 }
 
 export type TransferResult =
@@ -37,29 +61,43 @@ export type TransferResult =
 
 /** One file body on its way to a socket. */
 export class Transfer {
-  readonly #progress: BigInt64Array;
-  readonly #abort: () => void;
+  readonly #record: SharedArrayBuffer;
+  readonly #sent: BigInt64Array;
+  readonly #ints: Int32Array;
+  readonly #post: (command: 'abort' | 'tailWritten') => void;
 
-  constructor(progress: SharedArrayBuffer, abort: () => void) {
-    this.#progress = new BigInt64Array(progress);
-    this.#abort = abort;
+  constructor(record: SharedArrayBuffer, post: (command: 'abort' | 'tailWritten') => void) {
+    this.#record = record;
+    this.#sent = new BigInt64Array(record, 0, 1);
+    this.#ints = new Int32Array(record, 0, TransferRecord.infoOffset / 4);
+    this.#post = post;
   }
 
   /** Body bytes the kernel has taken so far (exact at any moment: the thread writes it after each call). */
   get sentBytes(): number {
-    return Number(Atomics.load(this.#progress, 0));
+    return Number(Atomics.load(this.#sent, TransferRecord.sentIndex));
+  }
+
+  /** The socket's TCP_INFO when the transfer ended (done: its last byte had left); null before, or if it was unreadable. */
+  endTcpInfo(): TcpInfo | null {
+    const length = Atomics.load(this.#ints, TransferRecord.infoLengthIndex);
+    return length === 0 ? null : parseTcpInfo(Buffer.from(this.#record, TransferRecord.infoOffset, length), length);
   }
 
   /** Stops sending; its end (aborted, or done if it finished first) still comes. */
   abort(): void {
-    this.#abort();
+    this.#post('abort');
+  }
+
+  /** The tail is written (after onTailDue): the thread reports `done` once it has left the socket. */
+  tailWritten(): void {
+    this.#post('tailWritten');
   }
 }
 
-interface Pending {
+interface Pending extends TransferCallbacks {
   socketDup: number;
   fileFd: number;
-  onEnd: (result: TransferResult) => void;
 }
 
 export class BodySender {
@@ -83,7 +121,7 @@ export class BodySender {
     this.#wakeFd = setup.wakeFd;
     this.#wakeFlag = new Int32Array(setup.wakeFlag);
     worker.on('message', (report: SenderReport) => {
-      if (report.type === 'ended') for (const end of report.transfers) this.#ended(end);
+      if (report.type === 'transfers') for (const event of report.events) this.#onEvent(event);
     });
     let error: Error | null = null;
     worker.on('error', (err) => (error = err));
@@ -162,14 +200,14 @@ export class BodySender {
    * descriptors are closed. Returns a reason instead when it cannot (the file is
    * then still the caller's to close).
    */
-  transfer(request: TransferRequest, onEnd: (result: TransferResult) => void): Transfer | string {
+  transfer(request: TransferRequest, callbacks: TransferCallbacks): Transfer | string {
     if (this.#gone !== null) return this.#gone;
     const socketDup = this.#b.dup(request.socketFd);
     if (socketDup < 0) return `cannot duplicate the socket: ${errnoName(-socketDup)}`;
     const id = this.#nextId;
     this.#nextId = id >= MAX_TRANSFER_ID ? 1 : id + 1;
-    const progress = new SharedArrayBuffer(8);
-    this.#pending.set(id, { socketDup, fileFd: request.fileFd, onEnd });
+    const progress = new SharedArrayBuffer(TransferRecord.bytes);
+    this.#pending.set(id, { socketDup, fileFd: request.fileFd, ...callbacks });
     this.#post({
       type: 'start',
       id,
@@ -180,9 +218,10 @@ export class BodySender {
       progress,
       burst: request.burst,
       notsentLimitBytes: request.notsentLimitBytes,
+      tail: request.tail,
     });
-    return new Transfer(progress, () => {
-      if (this.#pending.has(id)) this.#post({ type: 'abort', id });
+    return new Transfer(progress, (type) => {
+      if (this.#pending.has(id)) this.#post({ type, id });
     });
   }
 
@@ -201,6 +240,11 @@ export class BodySender {
     this.#commands.postMessage(command);
     // One signal per batch: the thread clears the flag before it reads the commands.
     if (Atomics.exchange(this.#wakeFlag, 0, 1) === 0) this.#b.signal(this.#wakeFd);
+  }
+
+  #onEvent(event: TransferEvent): void {
+    if (event.outcome === 'tailDue') this.#pending.get(event.id)?.onTailDue();
+    else this.#ended(event);
   }
 
   #ended(end: TransferEnd, lostReason?: string): void {

@@ -7,11 +7,12 @@
 // it had written the body (it was told the length), so the next response on the
 // connection starts after it, never during it.
 //
-// A body's last byte is not the sender's: the sender sends all but it and reports
-// once those have left the socket, then the byte is pushed through Node, so the
-// response's 'finish' comes before the client can have everything and close. For a
-// paced body `releaseTail` first removes the cap (tail.ts, README "Keep-alive
-// carry-over").
+// A body's last byte is not the sender's: the sender sends all but it, then the byte
+// is pushed through Node, so the response's 'finish' comes before the client can
+// have everything and close. A paced body's byte waits until the rest has left the
+// socket and `liftCap` has removed the cap (tail.ts, README "Keep-alive
+// carry-over"); an unpaced one's goes as soon as the rest is in the kernel. Once
+// Node has written it the sender waits for it to leave too, so no timer polls.
 import { closeSync, readSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -20,6 +21,7 @@ import type { BodySender, Transfer, TransferResult } from './body-sender.js';
 import type { BurstClockOptions } from './burst.js';
 import { socketFd } from './socket.js';
 import { TAIL_BYTES } from './tail.js';
+import type { TcpInfo } from './tcpinfo.js';
 
 export interface FileBodyStart {
   sender: BodySender;
@@ -30,11 +32,10 @@ export interface FileBodyStart {
   /** At most about this many bytes wait unsent in the socket; null: no limit. */
   notsentLimitBytes: number | null;
   /**
-   * For a paced body: resolves once the bytes before the last have left and the cap
-   * is removed; the last TAIL_BYTES are written by Node after it. null: the sender
-   * sends the whole body.
+   * For a paced body: removes the cap, called once the bytes before the last
+   * TAIL_BYTES have left the socket, just before Node writes those. null: unpaced.
    */
-  releaseTail: (() => Promise<void>) | null;
+  liftCap: (() => void) | null;
 }
 
 const NOTHING = Buffer.alloc(0);
@@ -48,8 +49,10 @@ export class FileBody extends Readable {
   #wanted = false;
   #handedOver = false;
   #transfer: Transfer | null = null;
-  /** The body's last bytes, read before the sender takes the file, for Node to write after releaseTail. */
+  /** The body's last bytes, read before the sender takes the file, for Node to write once the sender's part is sent. */
   #tail: Buffer | null = null;
+  /** The tail has been pushed for Node to write: the body has ended, the transfer has not. */
+  #tailGiven = false;
   /** Waiting for the sender's report on a transfer it holds. */
   #settledCallbacks: Array<() => void> | null = null;
   /** Body bytes moved when the socket's idle timer last fired. */
@@ -77,6 +80,11 @@ export class FileBody extends Readable {
     return this.#transfer?.sentBytes ?? 0;
   }
 
+  /** The socket's TCP_INFO when the transfer ended (done: the moment the sender found the last byte gone); null before. */
+  get endTcpInfo(): TcpInfo | null {
+    return this.#transfer?.endTcpInfo() ?? null;
+  }
+
   /**
    * Calls `fn` once the sender has reported on its transfer (at once if it holds
    * none). Only then is `sentBytes` final: the thread records what a sendfile call
@@ -86,6 +94,15 @@ export class FileBody extends Readable {
   whenSettled(fn: () => void): void {
     if (this.#settledCallbacks === null) fn();
     else this.#settledCallbacks.push(fn);
+  }
+
+  /**
+   * The response is over for the pacing controller (its last byte has left, as a later
+   * response on the connection found): a transfer still waiting for the tail to leave
+   * stops, before the next response's transfer can start on the same socket.
+   */
+  release(): void {
+    if (this.#tailGiven) this.#transfer?.abort();
   }
 
   /** The response owns the socket and its rate is set: send when fastify starts reading. */
@@ -100,8 +117,12 @@ export class FileBody extends Readable {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.#transfer?.abort();
-    this.#start?.response.removeListener('timeout', this.#onTimeout);
+    // Once the tail is Node's the body has ended (and is destroyed right after), but the
+    // transfer goes on until the tail has left; the connection's close aborts it then.
+    if (!this.#tailGiven) {
+      this.#transfer?.abort();
+      this.#start?.response.removeListener('timeout', this.#onTimeout);
+    }
     this.#closeFile();
     callback(error);
   }
@@ -144,7 +165,7 @@ export class FileBody extends Readable {
     if (fd === null || this.#fd === null) return void this.destroy();
     // Every body's last byte goes through Node: then the response's 'finish' (fastify's
     // onResponse, the request counter) comes before the client, which has everything only
-    // once that byte is in, can close the connection. A paced body's waits for releaseTail.
+    // once that byte is in, can close the connection. A paced body's waits for the rest to leave.
     if (this.lengthBytes > TAIL_BYTES) {
       const tail = Buffer.alloc(TAIL_BYTES);
       if (readSync(this.#fd, tail, 0, TAIL_BYTES, this.offsetBytes + this.lengthBytes - TAIL_BYTES) !== TAIL_BYTES) {
@@ -160,8 +181,9 @@ export class FileBody extends Readable {
         lengthBytes: this.lengthBytes - (this.#tail?.length ?? 0),
         burst: start.burst,
         notsentLimitBytes: start.notsentLimitBytes,
+        tail: this.#tail === null ? 'none' : start.liftCap !== null ? 'afterLeft' : 'afterHanded',
       },
-      (result) => this.#ended(result),
+      { onTailDue: () => this.#writeTail(start), onEnd: (result) => this.#ended(result) },
     );
     if (typeof transfer === 'string') return void this.destroy(new Error(transfer));
     this.#fd = null;
@@ -174,33 +196,36 @@ export class FileBody extends Readable {
   #ended(result: TransferResult): void {
     const start = this.#start!;
     start.response.removeListener('timeout', this.#onTimeout);
+    start.socket.removeListener('close', this.#abortTransfer);
     const settled = this.#settledCallbacks ?? [];
     this.#settledCallbacks = null;
     for (const fn of settled) fn();
     if (this.destroyed) return;
-    if (result.outcome === 'done') this.#endBody(start);
+    // Done: with a tail, the body already ended when Node was given it (#writeTail).
+    if (result.outcome === 'done') {
+      if (this.#tail === null) this.push(null);
+    }
     // The client went away: close the connection as Node does when a write fails.
     else if (result.outcome === 'failed' && result.connection) start.socket.destroy();
     else this.destroy(result.outcome === 'failed' ? new Error(result.reason) : undefined);
   }
 
-  /** The sender has sent its part: the held-back tail goes (once releaseTail allows, when paced), then the body ends. */
-  #endBody(start: FileBodyStart): void {
-    const tail = this.#tail;
-    if (tail === null) return void this.push(null);
-    if (start.releaseTail === null) {
-      this.push(tail);
-      return void this.push(null);
-    }
-    start.releaseTail().then(
-      () => {
-        if (this.destroyed) return;
-        this.push(tail);
-        this.push(null);
-      },
-      (err: unknown) => this.destroy(err as Error),
-    );
+  /**
+   * The sender's part is sent (a paced one has left the socket): the cap goes, the tail
+   * is Node's to write, and the body ends. Once Node has written it ('finish') the
+   * sender waits for it to leave and then reports the transfer done.
+   */
+  #writeTail(start: FileBodyStart): void {
+    if (this.destroyed) return;
+    start.liftCap?.();
+    this.#tailGiven = true;
+    start.socket.once('close', this.#abortTransfer);
+    start.response.once('finish', () => this.#transfer?.tailWritten());
+    this.push(this.#tail);
+    this.push(null);
   }
+
+  readonly #abortTransfer = (): void => this.#transfer?.abort();
 
   /** The socket was idle a whole timeout as Node sees it: still moving, it stays; stalled, it is closed. */
   readonly #onTimeout = (): void => {

@@ -238,7 +238,7 @@ export class PacingController {
     // hooks, may finish in any order. A response owns the socket's pacing once Node
     // has given it the socket and the previous one's bytes have left.
     const assigned = reply.raw.socket === socket;
-    if (assigned && state.active !== null && this.#hasLeft(state.active)) this.#finish(state.active, null);
+    if (assigned && state.active !== null) this.#endIfLeft(state.active);
     let body = payload;
     if (assigned && state.active === null) {
       const started = this.#begin(response, true);
@@ -294,12 +294,12 @@ export class PacingController {
     };
   }
 
-  /** Whether all of a response's bytes have left its socket. */
-  #hasLeft(response: MediaResponse): boolean {
-    if (!response.started || !bodyHandedOver(response)) return false;
+  /** Ends a response whose bytes have all left its socket (the TCP_INFO read for that is its line's). */
+  #endIfLeft(response: MediaResponse): void {
+    if (!response.started || !bodyHandedOver(response)) return;
     const fd = socketFd(response.socket);
     const info = fd === null ? null : this.#ctx.control.readTcpInfo(fd);
-    return info === null || info.notsentBytes === 0;
+    if (info === null || info.notsentBytes === 0) this.#finish(response, info);
   }
 
   /**
@@ -389,7 +389,8 @@ export class PacingController {
    * The kernel sends the body; application bursts are timed by the sender thread. A
    * paced body's last byte takes the same step as on the stream path (tail.ts): the
    * sender sends all but it and reports once those have left the socket; the cap is
-   * then removed and Node writes the byte.
+   * then removed and Node writes the byte. The sender also reports when that byte has
+   * left, so nothing here polls.
    */
   #beginFileBody(response: MediaResponse, decision: RateDecision, start: TcpInfo | null): FileBody {
     const fileBody = response.fileBody!;
@@ -399,8 +400,8 @@ export class PacingController {
         ? { rateBytesPerS, chunkBytes: plan.chunkBytes, strict: plan.strict, mssBytes: this.#mssOf(start) }
         : null;
     const notsentLimitBytes = rateBytesPerS === null ? null : Math.max(PACED_QUEUE_MIN_BYTES, Math.round(rateBytesPerS * PACED_QUEUE_S));
-    const releaseTail = decision.outcome === 'paced' ? () => this.#releaseTail(response) : null;
-    fileBody.begin({ sender: this.#ctx.sender!, socket: response.socket, response: response.reply.raw, burst, notsentLimitBytes, releaseTail });
+    const liftCap = decision.outcome === 'paced' ? () => this.#liftBeforeTail(response, socketFd(response.socket), null) : null;
+    fileBody.begin({ sender: this.#ctx.sender!, socket: response.socket, response: response.reply.raw, burst, notsentLimitBytes, liftCap });
     return fileBody;
   }
 
@@ -422,8 +423,8 @@ export class PacingController {
   #onSocketAssigned(response: MediaResponse): void {
     if (response.done || response.started) return;
     const { state } = response;
-    if (state.active !== null && this.#hasLeft(state.active)) this.#finish(state.active, null);
-    else if (state.active === null) this.#beginNext(state);
+    if (state.active !== null) this.#endIfLeft(state.active);
+    else this.#beginNext(state);
   }
 
   /** The request's CMCD rate; a malformed payload is counted and logged once. */
@@ -530,6 +531,11 @@ export class PacingController {
   #waitForDrain(response: MediaResponse): void {
     response.drainTimer = null;
     if (response.done) return;
+    // The sender reported the moment the last byte left (or that it stopped waiting for
+    // it: the connection closed), and read TCP_INFO then (Node's own descriptor may be
+    // gone already: "Connection: close").
+    const sent = response.fileBody?.endTcpInfo ?? null;
+    if (sent !== null) return this.#finish(response, sent);
     const fd = socketFd(response.socket);
     if (fd === null) return this.#finish(response, null);
     const info = this.#ctx.control.readTcpInfo(fd);
@@ -546,8 +552,22 @@ export class PacingController {
     }
     response.lastNotsentBytes = info.notsentBytes;
     const rate = response.rateBytesPerS ?? (info.deliveryRateBytesPerS || UNPACED_DRAIN_RATE_BYTES_PER_S);
-    const waitMs = Math.min(DRAIN_POLL_MAX_MS, Math.max(DRAIN_POLL_MIN_MS, (info.notsentBytes / rate) * 1000));
+    const sendMs = (info.notsentBytes / rate) * 1000 + this.#tailDelayMs(response);
+    const waitMs = Math.min(DRAIN_POLL_MAX_MS, Math.max(DRAIN_POLL_MIN_MS, sendMs));
     response.drainTimer = setTimeout(() => this.#waitForDrain(response), waitMs);
+  }
+
+  /**
+   * How long a paced body's held-back last byte may wait after everything before it
+   * has left: the last skb before it moved the socket's departure time ahead by its
+   * length at the capped rate (tail.ts), and skbs are at most one planned train. Polling
+   * before then finds it still unsent; 0 for a response without a held-back byte.
+   */
+  #tailDelayMs(response: MediaResponse): number {
+    const { plan, rateBytesPerS } = response;
+    if (response.tailGate === null || plan === null || rateBytesPerS === null) return 0;
+    const capBytesPerS = plan.mechanism === 'app' ? APP_KERNEL_CAP_FACTOR * rateBytesPerS : rateBytesPerS;
+    return ((plan.trainPackets * this.#mssOf(response.start)) / capBytesPerS) * 1000;
   }
 
   /** Ends a response's hold on its socket: removes its cap, logs its line. `end`: TCP_INFO if already read. */
@@ -560,6 +580,7 @@ export class PacingController {
     response.onSocketClose = null;
     if (!response.started) return this.#dropQueued(response);
     this.#endTailWait(response);
+    response.fileBody?.release();
     if (response.aborted) {
       if (response.pacer !== null && !response.pacer.destroyed) response.pacer.destroy();
       if (response.tailGate !== null && !response.tailGate.destroyed) response.tailGate.destroy();
@@ -567,7 +588,7 @@ export class PacingController {
     const { control, metrics } = this.#ctx;
     const durationMs = performance.now() - response.startMs;
     const fd = socketFd(response.socket);
-    const readInfo = end ?? (fd === null ? null : control.readTcpInfo(fd)) ?? response.lastInfo;
+    const readInfo = end ?? response.fileBody?.endTcpInfo ?? (fd === null ? null : control.readTcpInfo(fd)) ?? response.lastInfo;
     // The line reports the cap the response was sent under, also when it was removed before the last byte.
     const endInfo = readInfo !== null && response.capInfo !== null ? { ...readInfo, maxPacingRateBytesPerS: response.capInfo.maxPacingRateBytesPerS } : readInfo;
     const { state } = response;

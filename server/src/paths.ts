@@ -1,6 +1,6 @@
 // A URL path that could name something outside the served folder is refused before
-// routing (4xx), whatever the later layers would make of it. @fastify/send has its
-// own checks; this one is the server's own, with one answer for every variant.
+// routing (4xx), whatever the later layers would make of it (static-files.ts checks
+// the real path again); one answer for every variant.
 
 /** Why a request path is refused, or null if it is an ordinary path. */
 export function hostilePathReason(url: string): string | null {

@@ -1,8 +1,8 @@
 // RFC 9110 section 14.2: a server MAY ignore a Range header it cannot parse and send
 // the whole representation (200). Only a well-formed byte range that lies outside
-// the file is answered 416. @fastify/send parses leniently (`bytes=0x10-0x20` reads
-// as 0-0, `bytes=abc` gets 416), so the header is checked here first and handed on
-// in one canonical spelling.
+// the file is answered 416. The range reader (file-head.ts) parses leniently
+// (`bytes=0x10-0x20` would read as 0-0, `bytes=abc` would get 416), so the header is
+// checked here first and handed on in one canonical spelling.
 
 const RANGES_SPECIFIER = /^bytes=(.*)$/i;
 const INT_RANGE = /^(\d+)-(\d*)$/;

@@ -12,6 +12,7 @@ import { BurstClock, type BurstClockOptions } from './burst.js';
 import {
   CONNECTION_ERRNOS,
   EAGAIN,
+  EINVAL,
   EINTR,
   EPOLLERR,
   EPOLLET,
@@ -22,6 +23,8 @@ import {
   type EpollEvents,
   type SendfileBinding,
 } from './sendfile-binding.js';
+import { TCP_INFO_BUFFER_BYTES, TCP_INFO_FIELDS } from './tcpinfo.js';
+import { TransferRecord } from './body-sender.js';
 
 export interface SenderSetup {
   epollFd: number;
@@ -34,6 +37,7 @@ export interface SenderSetup {
 
 export const WAKE_TOKEN = 0;
 
+
 export type SenderCommand =
   | {
       type: 'start';
@@ -43,15 +47,28 @@ export type SenderCommand =
       fileFd: number;
       offsetBytes: number;
       lengthBytes: number;
-      /** BigInt64[1]: bytes sent so far, written here, read by the event loop's thread at any time. */
+      /** TRANSFER_RECORD_BYTES: what the thread has done (TransferRecord), written here, read by the event loop's thread at any time. */
       progress: SharedArrayBuffer;
       /** Application-timed bursts (mechanism `app`); null: send whenever the socket takes more. */
       burst: BurstClockOptions | null;
       /** TCP_NOTSENT_LOWAT for the transfer (restored after it); null: the socket's own limit. */
       notsentLimitBytes: number | null;
+      /** Whether the event loop writes the body's last bytes after this part (TailMode). */
+      tail: TailMode;
     }
+  /** The event loop has written the tail: the transfer is done once it has left the socket. */
+  | { type: 'tailWritten'; id: number }
   | { type: 'abort'; id: number }
   | { type: 'stop' };
+
+/**
+ * Who sends a body's last bytes (file-body.ts): `none`, this thread (the transfer is
+ * done when they have left); otherwise the event loop writes them once this thread
+ * reports `tailDue`: `afterLeft` when every byte before them has left the socket (a
+ * paced body: the cap is lifted in between), `afterHanded` as soon as the kernel has
+ * them. Either way the thread then waits, without a timer, for the tail to leave.
+ */
+export type TailMode = 'none' | 'afterLeft' | 'afterHanded';
 
 export type TransferEnd =
   /** Every byte has left the socket (TCP has sent it), not only been handed to the kernel. */
@@ -60,8 +77,13 @@ export type TransferEnd =
   /** errno 0: the file ended before the response's length. `connection`: the client went away. */
   | { id: number; outcome: 'failed'; errno: number; connection: boolean };
 
-export type SenderReport = { type: 'ready' } | { type: 'ended'; transfers: TransferEnd[] } | { type: 'fatal'; message: string };
+/** What the thread says about a transfer: its end, or (before it) that the event loop may write the tail (TailMode). */
+export type TransferEvent = TransferEnd | { id: number; outcome: 'tailDue' };
 
+export type SenderReport = { type: 'ready' } | { type: 'transfers'; events: TransferEvent[] } | { type: 'fatal'; message: string };
+
+/** A TCP_INFO reply must reach past tcpi_notsent_bytes to be read. */
+const NOTSENT_END = TCP_INFO_FIELDS.notsentBytes.offset + TCP_INFO_FIELDS.notsentBytes.bytes;
 /** The longest wait without a timer due, so a terminate() lands within it. */
 const MAX_WAIT_MS = 250;
 /** The most any burst may go early (BurstClock.earlyMs: a quarter of a strict interval). */
@@ -81,15 +103,26 @@ interface Job {
   remainingBytes: number;
   sentBytes: number;
   progress: BigInt64Array;
+  /** The record's TCP_INFO length (Int32 view, published at the end) and bytes (the latest read). */
+  infoLength: Int32Array;
+  info: Uint8Array;
+  infoView: DataView;
+  /** Bytes of the latest TCP_INFO read in `info` (0: none yet, or it failed). */
+  infoBytes: number;
   clock: BurstClock | null;
   /** Bytes of the current burst the socket has not taken yet (it was full). */
   owedBytes: number;
   /** When this job's timer is due; null: no timer (waiting for the socket, or none needed). */
   dueMs: number | null;
-  /** TCP_NOTSENT_LOWAT was set for this transfer and is restored when it ends. */
-  limitedQueue: boolean;
-  /** Every byte is in the kernel; the job waits for the last to leave. */
-  draining: boolean;
+  /** The TCP_NOTSENT_LOWAT this transfer set (restored to the default when it ends); null: none set. */
+  notsentLimitBytes: number | null;
+  /** What happens once this thread's part is in the kernel. */
+  tail: TailMode;
+  /**
+   * sending: bytes left to send; draining: every byte is in the kernel, waiting for the
+   * last to leave; tailDue: reported, waiting for the event loop to write the tail.
+   */
+  phase: 'sending' | 'draining' | 'tailDue';
 }
 
 /** A min-heap of timers; an entry whose job has since moved or ended is skipped when it surfaces. */
@@ -141,7 +174,7 @@ class SenderLoop {
   readonly #events: EpollEvents;
   readonly #jobs = new Map<number, Job>();
   readonly #timers = new TimerHeap();
-  #ended: TransferEnd[] = [];
+  #reports: TransferEvent[] = [];
   #stopping = false;
 
   constructor(binding: SendfileBinding, events: EpollEvents, setup: SenderSetup) {
@@ -168,8 +201,8 @@ class SenderLoop {
         else {
           const job = this.#jobs.get(token);
           if (job === undefined) continue;
-          if (job.draining) this.#checkDrained(job, this.#events.events(i));
-          else this.#pump(job, performance.now());
+          if (job.phase === 'draining') this.#checkDrained(job, this.#events.events(i));
+          else if (job.phase === 'sending') this.#pump(job, performance.now());
         }
       }
     }
@@ -183,7 +216,13 @@ class SenderLoop {
     for (let m = receiveMessageOnPort(this.#setup.commands); m !== undefined; m = receiveMessageOnPort(this.#setup.commands)) {
       const command = m.message as SenderCommand;
       if (command.type === 'start') this.#start(command);
-      else if (command.type === 'abort') {
+      else if (command.type === 'tailWritten') {
+        const job = this.#jobs.get(command.id);
+        if (job !== undefined && job.phase === 'tailDue') {
+          job.tail = 'none';
+          this.#drain(job);
+        }
+      } else if (command.type === 'abort') {
         const job = this.#jobs.get(command.id);
         if (job !== undefined) this.#end(job, { id: job.id, outcome: 'aborted' });
       } else this.#stopping = true;
@@ -198,18 +237,23 @@ class SenderLoop {
       offset: new BigInt64Array([BigInt(c.offsetBytes)]),
       remainingBytes: c.lengthBytes,
       sentBytes: 0,
-      progress: new BigInt64Array(c.progress),
+      progress: new BigInt64Array(c.progress, 0, 1),
+      infoLength: new Int32Array(c.progress, 0, TransferRecord.infoOffset / 4),
+      info: new Uint8Array(c.progress, TransferRecord.infoOffset, TCP_INFO_BUFFER_BYTES),
+      infoView: new DataView(c.progress, TransferRecord.infoOffset, TCP_INFO_BUFFER_BYTES),
+      infoBytes: 0,
       clock: c.burst === null ? null : new BurstClock(c.burst),
       owedBytes: 0,
       dueMs: null,
-      limitedQueue: c.notsentLimitBytes !== null && this.#b.setNotsentLimit(c.socketFd, c.notsentLimitBytes) === 0,
-      draining: false,
+      notsentLimitBytes: c.notsentLimitBytes !== null && this.#b.setNotsentLimit(c.socketFd, c.notsentLimitBytes) === 0 ? c.notsentLimitBytes : null,
+      tail: c.tail,
+      phase: 'sending',
     };
     // Edge-triggered: one event each time the socket's buffer frees up after it was
     // found full, none while it simply has room (application bursts keep their own time).
     const added = this.#b.epollAdd(this.#setup.epollFd, job.socketFd, EPOLLOUT | EPOLLET, job.id);
     if (added < 0) {
-      this.#ended.push({ id: job.id, outcome: 'failed', errno: -added, connection: false });
+      this.#reports.push({ id: job.id, outcome: 'failed', errno: -added, connection: false });
       return;
     }
     this.#jobs.set(job.id, job);
@@ -225,7 +269,7 @@ class SenderLoop {
       if (nextDueMs === null || nextDueMs > nowMs + MAX_EARLY_MS) break;
       const entry = this.#timers.pop()!;
       const job = this.#jobs.get(entry.id);
-      if (job === undefined || job.dueMs !== entry.dueMs || job.draining) continue;
+      if (job === undefined || job.dueMs !== entry.dueMs || job.phase !== 'sending') continue;
       if (job.clock !== null && job.clock.waitMs(nowMs) > job.clock.earlyMs) {
         notYet.push(entry);
         continue;
@@ -252,7 +296,15 @@ class SenderLoop {
         if (job.remainingBytes > 0) return this.#schedule(job, job.clock.dueMs);
       }
     }
-    if (job.remainingBytes === 0) this.#drain(job);
+    if (job.remainingBytes > 0) return;
+    if (job.tail === 'afterHanded') this.#tailDue(job);
+    else this.#drain(job);
+  }
+
+  /** This thread's part is sent: the event loop writes the tail; the socket's events are ignored until it says so. */
+  #tailDue(job: Job): void {
+    job.phase = 'tailDue';
+    this.#reports.push({ id: job.id, outcome: 'tailDue' });
   }
 
   /**
@@ -263,17 +315,35 @@ class SenderLoop {
    * the last packet), or report it at once if it already holds.
    */
   #drain(job: Job): void {
-    job.draining = true;
-    job.limitedQueue = this.#b.setNotsentLimit(job.socketFd, 1) === 0 || job.limitedQueue;
-    if (this.#b.notsentBytes(job.socketFd) === 0) return this.#end(job, { id: job.id, outcome: 'done' });
+    job.phase = 'draining';
+    if (job.notsentLimitBytes !== 1 && this.#b.setNotsentLimit(job.socketFd, 1) === 0) job.notsentLimitBytes = 1;
+    if (this.#notsentBytes(job) === 0) return this.#drained(job);
     this.#b.epollModify(this.#setup.epollFd, job.socketFd, EPOLLOUT | EPOLLET, job.id);
   }
 
   #checkDrained(job: Job, events: number): void {
     if ((events & (EPOLLERR | EPOLLHUP)) !== 0) return this.#end(job, { id: job.id, outcome: 'failed', errno: ECONNRESET, connection: true });
-    const notsent = this.#b.notsentBytes(job.socketFd);
+    const notsent = this.#notsentBytes(job);
     if (notsent < 0) this.#end(job, { id: job.id, outcome: 'failed', errno: -notsent, connection: true });
-    else if (notsent === 0) this.#end(job, { id: job.id, outcome: 'done' });
+    else if (notsent === 0) this.#drained(job);
+  }
+
+  /**
+   * tcpi_notsent_bytes of the job's socket (bytes TCP holds but has not sent), or
+   * -errno. TCP_INFO is read into the job's record, so the read that finds the last
+   * byte gone is also the one the response's line reports.
+   */
+  #notsentBytes(job: Job): number {
+    const length = this.#b.readTcpInfo(job.socketFd, job.info);
+    job.infoBytes = Math.max(0, length);
+    if (length < 0) return length;
+    return length >= NOTSENT_END ? job.infoView.getUint32(TCP_INFO_FIELDS.notsentBytes.offset, true) : -EINVAL;
+  }
+
+  /** Every byte this thread sent has left: done, or the event loop's turn to write the tail. */
+  #drained(job: Job): void {
+    if (job.tail === 'afterLeft') this.#tailDue(job);
+    else this.#end(job, { id: job.id, outcome: 'done' });
   }
 
   #schedule(job: Job, dueMs: number): void {
@@ -294,7 +364,7 @@ class SenderLoop {
         leftBytes -= n;
         job.remainingBytes -= n;
         job.sentBytes += n;
-        Atomics.store(job.progress, 0, BigInt(job.sentBytes));
+        Atomics.store(job.progress, TransferRecord.sentIndex, BigInt(job.sentBytes));
         // A short count is not proof that the socket is full (a signal can cut the
         // call short too), and only a call that found it full guarantees an EPOLLOUT
         // edge later: ask again until EAGAIN.
@@ -309,18 +379,23 @@ class SenderLoop {
   }
 
   #end(job: Job, end: TransferEnd): void {
+    // The connection's TCP_INFO for the response's line (the event loop's own descriptor
+    // may be closed by then): a done job's last read found the last byte gone; any other
+    // is read now. Published after the bytes: a reader that sees the length sees them too.
+    if (end.outcome !== 'done' || job.infoBytes === 0) job.infoBytes = Math.max(0, this.#b.readTcpInfo(job.socketFd, job.info));
+    Atomics.store(job.infoLength, TransferRecord.infoLengthIndex, job.infoBytes);
     this.#b.epollDelete(this.#setup.epollFd, job.socketFd);
     // The next response on the connection may be unpaced, or sent by Node.
-    if (job.limitedQueue) this.#b.setNotsentLimit(job.socketFd, 0);
+    if (job.notsentLimitBytes !== null) this.#b.setNotsentLimit(job.socketFd, 0);
     this.#jobs.delete(job.id);
     job.dueMs = null;
-    this.#ended.push(end);
+    this.#reports.push(end);
   }
 
   #report(): void {
-    if (this.#ended.length === 0) return;
-    const report: SenderReport = { type: 'ended', transfers: this.#ended };
-    this.#ended = [];
+    if (this.#reports.length === 0) return;
+    const report: SenderReport = { type: 'transfers', events: this.#reports };
+    this.#reports = [];
     parentPort!.postMessage(report);
   }
 }

@@ -4,7 +4,7 @@
 // wake the sender thread; the sender thread (sender-loop.ts) to wait and send.
 // Every call returns the kernel's answer as a number: a result, or -errno.
 import { createRequire } from 'node:module';
-import { TCP_INFO_FIELDS } from './tcpinfo.js';
+import { TCP_INFO_BUFFER_BYTES } from './tcpinfo.js';
 
 /** Linux flag values, the same on x86-64 and arm64 (asm-generic). */
 export const EPOLLIN = 0x1;
@@ -15,7 +15,7 @@ export const EPOLLHUP = 0x10;
 export const EPOLLET = 0x80000000;
 export const EAGAIN = 11;
 export const EINTR = 4;
-const EINVAL = 22;
+export const EINVAL = 22;
 const EPOLL_CTL_ADD = 1;
 const EPOLL_CTL_DEL = 2;
 const O_CLOEXEC = 0x80000;
@@ -69,8 +69,8 @@ export interface SendfileBinding {
   /** Changes what `fd` is watched for; with EPOLLET, an event follows at once if it is ready now. */
   epollModify(epollFd: number, fd: number, events: number, token: number): number;
   epollDelete(epollFd: number, fd: number): number;
-  /** TCP_INFO tcpi_notsent_bytes: bytes the socket holds that TCP has not sent yet; -errno on failure. */
-  notsentBytes(socketFd: number): number;
+  /** Reads the socket's TCP_INFO into `target` (TCP_INFO_BUFFER_BYTES long): the length the kernel returned, or -errno. */
+  readTcpInfo(socketFd: number, target: Uint8Array): number;
   /** Waits up to `timeoutMs` (fractions honoured where epoll_pwait2 exists); the number of events, or -errno. */
   epollWait(epollFd: number, events: EpollEvents, timeoutMs: number): number;
 }
@@ -134,7 +134,8 @@ export function loadSendfileBinding(): SendfileBindingResult {
       sendfile: libc.func('intptr_t sendfile(int, int, void *, uintptr_t)'),
       fcntl: libc.func('int fcntl(int, int, int)'),
       setsockopt: libc.func('int setsockopt(int, int, int, const void *, uint32_t)'),
-      getsockopt: libc.func('int getsockopt(int, int, int, _Out_ void *, _Inout_ uint32_t *)'),
+      // Plain pointers, as in socket.ts: an annotated in/out array costs a conversion each way.
+      getsockopt: libc.func('int getsockopt(int, int, int, void *, void *)'),
       close: libc.func('int close(int)'),
       eventfd: libc.func('int eventfd(unsigned int, int)'),
       write: libc.func('intptr_t write(int, void *, uintptr_t)'),
@@ -156,12 +157,13 @@ export function loadSendfileBinding(): SendfileBindingResult {
   const result = (r: number): number => (r < 0 ? -koffi.errno() : r);
   const one = new BigUint64Array([1n]);
   const counter = new BigUint64Array(1);
-  const timeout = new BigInt64Array(2);
+  // struct timespec as four 32-bit words (little-endian, as the layouts above): seconds, 0, nanoseconds, 0.
+  // Written without a BigInt: the sender waits several times per response.
+  const timeout = new Int32Array(4);
   const ctl = new EpollEvents(1, layout);
   const intOption = new Int32Array(1);
-  const info = Buffer.alloc(512);
-  const infoLength = [0];
-  const notsent = TCP_INFO_FIELDS.notsentBytes;
+  const info = Buffer.alloc(TCP_INFO_BUFFER_BYTES);
+  const infoLength = new Uint32Array(1);
   const binding: SendfileBinding = {
     sendfile: (socketFd, fileFd, offset, countBytes) => result(f.sendfile!(socketFd, fileFd, offset, countBytes)),
     setNotsentLimit: (socketFd, bytes) => {
@@ -176,19 +178,22 @@ export function loadSendfileBinding(): SendfileBindingResult {
     epollCreate: () => result(f.epollCreate1!(O_CLOEXEC)),
     epollAdd: (epollFd, fd, events, token) => result(f.epollCtl!(epollFd, EPOLL_CTL_ADD, fd, ctl.set(events, token))),
     epollModify: (epollFd, fd, events, token) => result(f.epollCtl!(epollFd, EPOLL_CTL_MOD, fd, ctl.set(events, token))),
-    notsentBytes: (socketFd) => {
+    readTcpInfo: (socketFd, target) => {
       infoLength[0] = info.length;
       const r = result(f.getsockopt!(socketFd, IPPROTO_TCP, TCP_INFO, info, infoLength));
       if (r < 0) return r;
-      return infoLength[0]! >= notsent.offset + notsent.bytes ? info.readUInt32LE(notsent.offset) : -EINVAL;
+      const length = infoLength[0]!;
+      target.set(info.subarray(0, Math.min(length, target.length)));
+      return length;
     },
     epollDelete: (epollFd, fd) => result(f.epollCtl!(epollFd, EPOLL_CTL_DEL, fd, ctl.set(0, 0))),
     epollWait: (epollFd, events, timeoutMs) => {
       const ms = Math.max(0, timeoutMs);
       if (epollPwait2 === null) return result(f.epollWait!(epollFd, events.buffer, events.capacity, Math.ceil(ms)));
-      const ns = BigInt(Math.round(ms * 1e6));
-      timeout[0] = ns / 1_000_000_000n;
-      timeout[1] = ns % 1_000_000_000n;
+      const ns = Math.round(ms * 1e6);
+      const seconds = Math.floor(ns / 1e9);
+      timeout[0] = seconds;
+      timeout[2] = ns - seconds * 1e9;
       return result(epollPwait2(epollFd, events.buffer, events.capacity, timeout, null));
     },
   };

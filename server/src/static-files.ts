@@ -1,37 +1,31 @@
-// Files from a folder through @fastify/send (the engine of @fastify/static): Range,
-// If-Range, ETag, Last-Modified and conditional requests. Used directly because
-// @fastify/static requires an ES-module-only package that jest 29 cannot load.
+// Files from a folder: the path checks, then the answer (file-head.ts: Range,
+// If-Range, ETag, Last-Modified and conditional requests) from the file's own stat,
+// then the body as a read stream or, for the zero-copy path, a FileBody.
 //
-// Before send opens anything, the server resolves the path itself: a file is served
+// Before anything is opened, the server resolves the path itself: a file is served
 // only if its real path (after every symlink) lies inside the folder's real path and
 // it is a regular file. Opening a FIFO or a device would block one of libuv's four
 // file threads until a writer appears; a few such requests would stall every file
 // read of the process, so non-regular files are refused before they are opened.
-import send from '@fastify/send';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { closeSync, constants, fstatSync, openSync, realpathSync, statSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import { closeSync, constants, createReadStream, fstatSync, openSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { relative, sep } from 'node:path';
+import { Readable } from 'node:stream';
 import { errorResponseBody } from './errors.js';
 import { FileBody } from './file-body.js';
+import { fileHead } from './file-head.js';
 import type { ServerMetrics } from './metrics.js';
 import { canonicalBytesRange } from './range.js';
 
-const SEND_OPTIONS = {
-  dotfiles: 'deny',
-  index: false,
-  etag: true,
-  lastModified: true,
-  acceptRanges: true,
-  cacheControl: false,
-  // Fewer, larger reads: a 2 s segment is 0.1-2 MB; the 64 KB default costs a
-  // thread-pool round trip and a socket write per 64 KB.
-  highWaterMark: 512 * 1024,
-} as const;
+/**
+ * Fewer, larger reads for a streamed body: a 2 s segment is 0.1-2 MB; Node's 64 KB
+ * default costs a thread-pool round trip and a socket write per 64 KB.
+ */
+const STREAM_READ_BYTES = 512 * 1024;
 
 /** What a URL path names under a folder, decided before anything is opened. */
 export type ResolvedPath =
-  | { kind: 'file'; realRoot: string; realPath: string }
+  | { kind: 'file'; realRoot: string; realPath: string; stats: Stats }
   | { kind: 'missing' }
   | { kind: 'directory' }
   /** Exists, but is not served: `reason` goes to the log, never to the client. */
@@ -99,12 +93,14 @@ export function resolveUnder(root: string, urlPath: string): ResolvedPath {
   }
   if (stats.isDirectory()) return { kind: 'directory' };
   if (!stats.isFile()) return { kind: 'refused', reason: 'not a regular file' };
-  return { kind: 'file', realRoot, realPath };
+  return { kind: 'file', realRoot, realPath, stats };
 }
 
-/** The URL path send expects (percent-encoded, from the root) for a real path below `realRoot`. */
-function urlPathOf(realRoot: string, realPath: string): string {
-  return '/' + relative(realRoot, realPath).split(sep).map(encodeURIComponent).join('/');
+/** A name below the folder that starts with a dot (the real path's, after symlinks): not served. */
+function isDotPath(realRoot: string, realPath: string): boolean {
+  return relative(realRoot, realPath)
+    .split(sep)
+    .some((part) => part.startsWith('.'));
 }
 
 export interface SendFromDirOptions {
@@ -123,15 +119,6 @@ export interface SendFromDirOptions {
  * flags make open return at once, and fstat then refuses anything but a regular file.
  */
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
-
-/** The body bytes a 200 or 206 from send stands for: its Content-Range, or the whole Content-Length. */
-function bodyRange(statusCode: number, headers: Record<string, string | number>): { offsetBytes: number; lengthBytes: number } | null {
-  const lengthBytes = Number(headers['Content-Length']);
-  if ((statusCode !== 200 && statusCode !== 206) || !Number.isSafeInteger(lengthBytes) || lengthBytes < 0) return null;
-  if (statusCode === 200) return { offsetBytes: 0, lengthBytes };
-  const m = /^bytes (\d+)-(\d+)\//.exec(String(headers['Content-Range'] ?? ''));
-  return m === null ? null : { offsetBytes: Number(m[1]), lengthBytes };
-}
 
 /** Opens the file for the zero-copy path; a reason instead when it is no longer a regular file. */
 function openFileBody(path: string, offsetBytes: number, lengthBytes: number): FileBody | { refused: string } {
@@ -155,8 +142,9 @@ function openFileBody(path: string, offsetBytes: number, lengthBytes: number): F
 
 /**
  * Replies with the file at `urlPath` under `root`. Missing files, folders and
- * refused paths go to the not-found handler (refusals logged and counted); send's
- * own errors (403, 412, 416, 500) are answered in the server's one error shape.
+ * refused paths go to the not-found handler (refusals logged and counted); dotfiles,
+ * failed preconditions and unsatisfiable ranges (403, 412, 416) are answered in the
+ * server's one error shape.
  */
 export async function sendFromDir(request: FastifyRequest, reply: FastifyReply, o: SendFromDirOptions): Promise<FastifyReply> {
   if (o.urlPath.endsWith('/')) return notFound(reply);
@@ -167,6 +155,7 @@ export async function sendFromDir(request: FastifyRequest, reply: FastifyReply, 
     return notFound(reply);
   }
   if (resolved.kind !== 'file') return notFound(reply);
+  if (isDotPath(resolved.realRoot, resolved.realPath)) return reply.code(403).send(errorResponseBody(403));
 
   const range = request.raw.headers.range;
   if (range !== undefined) {
@@ -174,43 +163,27 @@ export async function sendFromDir(request: FastifyRequest, reply: FastifyReply, 
     if (canonical === null) delete request.raw.headers.range;
     else request.raw.headers.range = canonical;
   }
-  // For the zero-copy path send is asked for the response head only (a HEAD), so it
-  // does not open a read stream the body would not use; the status, Range and
-  // conditional answers are the same as for the GET.
-  const zeroCopy = o.zeroCopy === true && request.method === 'GET';
-  const asked = zeroCopy ? ({ method: 'HEAD', headers: request.raw.headers } as IncomingMessage) : request.raw;
-  const result = await send(asked, urlPathOf(resolved.realRoot, resolved.realPath), { ...SEND_OPTIONS, root: resolved.realRoot });
-  if (result.type === 'directory' || (result.type === 'error' && result.statusCode === 404)) {
-    result.stream.destroy();
-    return notFound(reply);
-  }
-  if (result.type === 'error') {
-    result.stream.destroy();
-    const error = (result.metadata as { error?: Error }).error;
-    if (result.statusCode >= 500) {
-      o.metrics.errors.inc({ kind: 'server' });
-      request.log.error({ err: error, path: o.urlPath.slice(0, 200) }, 'request failed');
-    }
-    const contentRange = result.headers['Content-Range'];
+  const { realPath, stats } = resolved;
+  const head = fileHead(request.raw.headers, { path: realPath, sizeBytes: stats.size, modified: stats.mtime });
+  if (head.kind === 'refused') {
+    const contentRange = head.headers['Content-Range'];
     if (contentRange !== undefined) reply.header('content-range', contentRange);
-    return reply.code(result.statusCode).send(errorResponseBody(result.statusCode));
+    return reply.code(head.statusCode).send(errorResponseBody(head.statusCode));
   }
-  const bodyBytes = zeroCopy && result.type === 'file' ? bodyRange(result.statusCode, result.headers) : null;
-  if (bodyBytes !== null) {
-    result.stream.destroy();
-    const body = openFileBody(resolved.realPath, bodyBytes.offsetBytes, bodyBytes.lengthBytes);
+  reply.code(head.statusCode).headers(head.headers);
+  o.headers(reply, realPath);
+  if (head.kind === 'not-modified' || request.method !== 'GET') return reply.send(Readable.from(''));
+  if (o.zeroCopy === true) {
+    const body = openFileBody(realPath, head.offsetBytes, head.lengthBytes);
     if (!(body instanceof FileBody)) {
       o.metrics.errors.inc({ kind: 'refused_file' });
       request.log.warn({ reason: body.refused, path: o.urlPath.slice(0, 200) }, 'refused file');
       return notFound(reply);
     }
-    reply.code(result.statusCode).headers(result.headers);
-    o.headers(reply, result.metadata.path);
     return reply.send(body);
   }
-  reply.code(result.statusCode).headers(result.headers);
-  if (result.type === 'file') o.headers(reply, result.metadata.path);
-  return reply.send(result.stream);
+  const end = Math.max(head.offsetBytes, head.offsetBytes + head.lengthBytes - 1);
+  return reply.send(createReadStream(realPath, { highWaterMark: STREAM_READ_BYTES, start: head.offsetBytes, end }));
 }
 
 function notFound(reply: FastifyReply): FastifyReply {

@@ -29,35 +29,50 @@ export type TcpInfo = Record<Exclude<TcpInfoField, 'pacingRateBytesPerS' | 'maxP
   lengthBytes: number;
 };
 
+/** What a TCP_INFO read is given room for (this kernel fills 280). */
+export const TCP_INFO_BUFFER_BYTES = 512;
+
 /** The shortest tcp_info holding every field above (kernels from 4.19 on). */
 export const TCP_INFO_MIN_BYTES = Math.max(...Object.values(TCP_INFO_FIELDS).map((f) => f.offset + f.bytes));
 
-/** u64 rates at or above this are the kernel's "unlimited" (~0UL), not a rate. */
-const UNLIMITED_FLOOR = 2n ** 63n;
+/** 2^32, to assemble a u64 from its two halves. */
+const U32_SPAN = 2 ** 32;
+/** A u64 whose high half is at least this (2^63 and up) is the kernel's "unlimited" (~0UL), not a rate. */
+const UNLIMITED_HIGH_HALF = 2 ** 31;
+
+const u32 = (buf: Buffer, field: TcpInfoField): number => buf.readUInt32LE(TCP_INFO_FIELDS[field].offset);
+
+/**
+ * A u64 as a number (exact below 2^53, like Number(bigint) above). Read as two u32s:
+ * the reads run several times per response, and a BigInt per field costs more than
+ * the system call.
+ */
+function u64(buf: Buffer, field: TcpInfoField): number {
+  const offset = TCP_INFO_FIELDS[field].offset;
+  return buf.readUInt32LE(offset + 4) * U32_SPAN + buf.readUInt32LE(offset);
+}
+
+function rate(buf: Buffer, field: TcpInfoField): number | null {
+  return buf.readUInt32LE(TCP_INFO_FIELDS[field].offset + 4) >= UNLIMITED_HIGH_HALF ? null : u64(buf, field);
+}
 
 /** Decodes a getsockopt(TCP_INFO) result; null when the kernel returned too few bytes. */
 export function parseTcpInfo(buf: Buffer, lengthBytes: number): TcpInfo | null {
   if (lengthBytes < TCP_INFO_MIN_BYTES || buf.length < lengthBytes) return null;
-  const u32 = (field: TcpInfoField): number => buf.readUInt32LE(TCP_INFO_FIELDS[field].offset);
-  const u64 = (field: TcpInfoField): number => Number(buf.readBigUInt64LE(TCP_INFO_FIELDS[field].offset));
-  const rate = (field: TcpInfoField): number | null => {
-    const value = buf.readBigUInt64LE(TCP_INFO_FIELDS[field].offset);
-    return value >= UNLIMITED_FLOOR ? null : Number(value);
-  };
   return {
-    sndMssBytes: u32('sndMssBytes'),
-    rttUs: u32('rttUs'),
-    rttVarUs: u32('rttVarUs'),
-    sndCwndPackets: u32('sndCwndPackets'),
-    totalRetrans: u32('totalRetrans'),
-    pacingRateBytesPerS: rate('pacingRateBytesPerS'),
-    maxPacingRateBytesPerS: rate('maxPacingRateBytesPerS'),
-    bytesAcked: u64('bytesAcked'),
-    notsentBytes: u32('notsentBytes'),
-    minRttUs: u32('minRttUs'),
-    deliveryRateBytesPerS: u64('deliveryRateBytesPerS'),
-    bytesSent: u64('bytesSent'),
-    bytesRetrans: u64('bytesRetrans'),
+    sndMssBytes: u32(buf, 'sndMssBytes'),
+    rttUs: u32(buf, 'rttUs'),
+    rttVarUs: u32(buf, 'rttVarUs'),
+    sndCwndPackets: u32(buf, 'sndCwndPackets'),
+    totalRetrans: u32(buf, 'totalRetrans'),
+    pacingRateBytesPerS: rate(buf, 'pacingRateBytesPerS'),
+    maxPacingRateBytesPerS: rate(buf, 'maxPacingRateBytesPerS'),
+    bytesAcked: u64(buf, 'bytesAcked'),
+    notsentBytes: u32(buf, 'notsentBytes'),
+    minRttUs: u32(buf, 'minRttUs'),
+    deliveryRateBytesPerS: u64(buf, 'deliveryRateBytesPerS'),
+    bytesSent: u64(buf, 'bytesSent'),
+    bytesRetrans: u64(buf, 'bytesRetrans'),
     lengthBytes,
   };
 }

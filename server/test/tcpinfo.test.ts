@@ -20,6 +20,22 @@ describe('parseTcpInfo', () => {
     });
   });
 
+  test('u64 fields above 2^32 keep both halves; rates from 2^63 up are unlimited', () => {
+    const buf = Buffer.alloc(280);
+    buf.writeBigUInt64LE(5_000_000_123n, 200);
+    buf.writeBigUInt64LE(2n ** 53n - 1n, 120);
+    buf.writeBigUInt64LE(2n ** 63n - 1n, 104);
+    buf.writeBigUInt64LE(2n ** 63n, 112);
+    buf.writeBigUInt64LE(2n ** 40n + 7n, 160);
+    expect(parseTcpInfo(buf, 280)).toMatchObject({
+      bytesSent: 5_000_000_123,
+      bytesAcked: Number.MAX_SAFE_INTEGER,
+      pacingRateBytesPerS: Number(2n ** 63n - 1n),
+      maxPacingRateBytesPerS: null,
+      deliveryRateBytesPerS: 2 ** 40 + 7,
+    });
+  });
+
   test('a short answer (an older kernel) is refused rather than misread', () => {
     expect(TCP_INFO_MIN_BYTES).toBe(216);
     expect(parseTcpInfo(Buffer.alloc(232), 200)).toBeNull();

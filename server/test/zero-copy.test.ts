@@ -126,6 +126,21 @@ describeZeroCopy.each([['kernel'], ['app']] as Array<[BurstMode]>)('zero-copy bo
     await expectIdle(server);
   }, 30_000);
 
+  test('a paced line says what TCP did once the last byte left, also when the client sent Connection: close', async () => {
+    // Node closes its own descriptor as soon as it has written the last byte; the sender
+    // reads TCP_INFO on its duplicate when that byte has left.
+    const res = await get(server, '/media/big.m4s', { 'CMCD-Status': 'rtp=40000', Connection: 'close' });
+    expect(sha256(res.body!)).toBe(sha256(BIG));
+    const line = await server.logs.waitForMedia((t) => t.remotePort === res.localPort);
+    expect(line).toMatchObject({ bodyPath: 'sendfile', pacing: 'paced', aborted: false, bytes: BIG.length });
+    expect(line.maxPacingRateBytesPerS).toBe((burstMode === 'app' ? 2 : 1) * 5 * MB);
+    expect(line.bytesSent).toBeGreaterThanOrEqual(BIG.length);
+    expect(line.rttUs).toBeGreaterThan(0);
+    // Logged once the last byte had left: not before the paced body could have.
+    expect(line.durationMs).toBeGreaterThan(0.8 * ((BIG.length - 64 * 1024) / (5 * MB)) * 1000);
+    await expectIdle(server);
+  }, 30_000);
+
   test('ranges get 206 with exactly the bytes asked for (sha256)', async () => {
     const size = BIG.length;
     const cases: Array<[string, number, number]> = [
