@@ -9,21 +9,8 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import type { BurstClockOptions } from './burst.js';
 import { errnoName, loadSendfileBinding, type SendfileBinding } from './sendfile-binding.js';
 import type { SenderCommand, SenderReport, SenderSetup, TailMode, TransferEnd, TransferEvent } from './sender-loop.js';
-import { parseTcpInfo, TCP_INFO_BUFFER_BYTES, type TcpInfo } from './tcpinfo.js';
-
-/**
- * The layout of a transfer's shared record: body bytes sent so far (a BigInt64 at
- * 0), and the socket's TCP_INFO read when the transfer ended (done: its last byte
- * had left; or aborted), its length an Int32 at 8 (0 until then, or if unreadable)
- * and its bytes from 16. The event loop's own descriptor may be closed by then (a
- * client that sent "Connection: close"), so the response's telemetry comes from here.
- */
-export const TransferRecord = {
-  sentIndex: 0,
-  infoLengthIndex: 2,
-  infoOffset: 16,
-  bytes: 16 + TCP_INFO_BUFFER_BYTES,
-} as const;
+import { parseTcpInfo, type TcpInfo } from './tcpinfo.js';
+import { TransferRecord } from './transfer-record.js';
 
 /** How long the thread may take to start (it compiles its TypeScript on a cold cache). */
 const START_TIMEOUT_MS = 30_000;

@@ -24,7 +24,7 @@ import {
   type SendfileBinding,
 } from './sendfile-binding.js';
 import { TCP_INFO_BUFFER_BYTES, TCP_INFO_FIELDS } from './tcpinfo.js';
-import { TransferRecord } from './body-sender.js';
+import { TransferRecord } from './transfer-record.js';
 
 export interface SenderSetup {
   epollFd: number;
