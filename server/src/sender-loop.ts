@@ -12,6 +12,7 @@ import { BurstClock, type BurstClockOptions } from './burst.js';
 import {
   CONNECTION_ERRNOS,
   EAGAIN,
+  ECONNRESET,
   EINVAL,
   EINTR,
   EPOLLERR,
@@ -91,8 +92,6 @@ const MAX_EARLY_MS = 2;
 /** sendfile moves at most 0x7ffff000 bytes per call. */
 const MAX_CALL_BYTES = 0x7ffff000;
 const EVENTS_PER_WAIT = 256;
-/** ECONNRESET, for a socket that reported an error or hang-up while its tail drained. */
-const ECONNRESET = 104;
 
 interface Job {
   id: number;
@@ -322,6 +321,7 @@ class SenderLoop {
   }
 
   #checkDrained(job: Job, events: number): void {
+    // An error or hang-up while the tail drained: the client is gone.
     if ((events & (EPOLLERR | EPOLLHUP)) !== 0) return this.#end(job, { id: job.id, outcome: 'failed', errno: ECONNRESET, connection: true });
     const notsent = this.#notsentBytes(job);
     if (notsent < 0) this.#end(job, { id: job.id, outcome: 'failed', errno: -notsent, connection: true });

@@ -16,6 +16,7 @@ export const EPOLLET = 0x80000000;
 export const EAGAIN = 11;
 export const EINTR = 4;
 export const EINVAL = 22;
+export const ECONNRESET = 104;
 const EPOLL_CTL_ADD = 1;
 const EPOLL_CTL_DEL = 2;
 const O_CLOEXEC = 0x80000;
@@ -29,7 +30,7 @@ const EPOLL_CTL_MOD = 3;
 /** Errors that mean the connection is gone (the client left), not that the file failed. */
 export const CONNECTION_ERRNOS: Record<number, string> = {
   32: 'EPIPE',
-  104: 'ECONNRESET',
+  [ECONNRESET]: 'ECONNRESET',
   107: 'ENOTCONN',
   110: 'ETIMEDOUT',
   113: 'EHOSTUNREACH',
