@@ -23,6 +23,7 @@ export type WorkerCommand =
 
 export type WorkerEvent =
   | { ev: 'ready' }
+  /** The play request is made (after the page and its assets, when the session loads them): the origin of the session's times. */
   | { ev: 'started'; id: string; originMs: number }
   | { ev: 'playing'; id: string; atMs: number }
   | { ev: 'result'; id: string; result: HeadlessResult }

@@ -87,7 +87,15 @@ function armConfig(config: Partial<SammyConfig>): SammyConfig {
 }
 
 export class HeadlessSession {
-  readonly originMs: number;
+  /**
+   * The play request (ms since the epoch): once the page and its assets have loaded, as
+   * the demo page counts from its player's arrival (a site ships its player with the page).
+   */
+  private origin: number;
+  /** Resolves with the play request's time once it is made; rejects if the page does not load. */
+  readonly started: Promise<number>;
+  private resolveStarted!: (ms: number) => void;
+  private rejectStarted!: (err: Error) => void;
   readonly playbackStart: Promise<number>;
   private resolveStart!: (ms: number) => void;
   private rejectStart!: (err: Error) => void;
@@ -118,19 +126,34 @@ export class HeadlessSession {
 
   constructor(private readonly o: HeadlessOptions) {
     this.now = o.now ?? (() => performance.timeOrigin + performance.now());
-    this.originMs = this.now();
+    this.origin = this.now();
     this.config = armConfig(o.config);
+    this.started = new Promise<number>((resolve, reject) => {
+      this.resolveStarted = resolve;
+      this.rejectStarted = reject;
+    });
+    this.started.catch(() => {});
     this.playbackStart = new Promise<number>((resolve, reject) => {
       this.resolveStart = resolve;
       this.rejectStart = reject;
     });
     this.playbackStart.catch(() => {});
-    const timeout = setTimeout(() => this.rejectStart(new Error(`no frame within ${o.startupTimeoutS} s`)), o.startupTimeoutS * 1000);
+    const timeout = setTimeout(() => {
+      const err = new Error(`no frame within ${o.startupTimeoutS} s`);
+      this.rejectStarted(err);
+      this.rejectStart(err);
+    }, o.startupTimeoutS * 1000);
     this.playbackStart.then(() => clearTimeout(timeout), () => clearTimeout(timeout));
     this.loops = this.run().catch((err: Error) => {
       if (!(err instanceof FetchError && err.code === 'HEADLESS_ABORTED' && this.stopped)) this.errors.push(err.message);
+      this.rejectStarted(err);
       this.rejectStart(err);
     });
+  }
+
+  /** The play request (ms since the epoch); see `started`. */
+  get originMs(): number {
+    return this.origin;
   }
 
   /** Seconds since the play request. */
@@ -178,6 +201,8 @@ export class HeadlessSession {
 
   private async run(): Promise<void> {
     if (this.o.loadPage !== false) await this.loadPage();
+    this.origin = this.now();
+    this.resolveStarted(this.origin);
     const mpdUrl = `${this.o.baseUrl}/media/manifest.mpd`;
     const base = { sessionId: this.sessionId, startup: true, starved: false, rtpKbps: null };
     const [mpd, side] = await Promise.all([

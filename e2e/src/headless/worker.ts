@@ -31,7 +31,15 @@ function handle(c: WorkerCommand): void {
     if (sessions.has(c.id)) return emit({ ev: 'error', id: c.id, message: `session ${c.id} is already running`, stage: 'command' });
     const s = new HeadlessSession({ baseUrl: c.baseUrl, arm: c.arm, config: c.config, device: device(c.device, c.resetHistory), startupTimeoutS: c.startupTimeoutS, loadPage: c.loadPage });
     sessions.set(c.id, s);
-    emit({ ev: 'started', id: c.id, originMs: s.originMs });
+    // Started once the play request is made (after the page, when it loads one).
+    s.started.then(
+      (originMs) => emit({ ev: 'started', id: c.id, originMs }),
+      (err: Error) => {
+        sessions.delete(c.id);
+        void s.finish().catch(() => {});
+        emit({ ev: 'error', id: c.id, message: err.message, stage: 'command' });
+      },
+    );
     s.playbackStart.then(
       (atMs) => emit({ ev: 'playing', id: c.id, atMs }),
       (err: Error) => emit({ ev: 'error', id: c.id, message: err.message, stage: 'startup' }),
@@ -42,7 +50,11 @@ function handle(c: WorkerCommand): void {
     sessions.delete(c.id);
     s.finish().then(
       (result) => emit({ ev: 'result', id: c.id, result }),
-      (err: Error) => emit({ ev: 'error', id: c.id, message: err.message, stage: 'command' }),
+      (err: Error) => {
+        sessions.delete(c.id);
+        void s.finish().catch(() => {});
+        emit({ ev: 'error', id: c.id, message: err.message, stage: 'command' });
+      },
     );
   }
 }

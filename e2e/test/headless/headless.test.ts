@@ -1,9 +1,12 @@
+import { memoryStore } from '@sammy/player/abr';
 import { rtpOf } from '@sammy/player/cmcd-status';
 import { decodeCmcd } from '@svta/cml-cmcd';
 import { cmcdHeaders } from '../../src/headless/cmcd.js';
 import { initUrl, LayoutError, parseLayout, segmentUrl } from '../../src/headless/layout.js';
 import { PlaybackModel } from '../../src/headless/playback.js';
-import { pageAssets } from '../../src/headless/session.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HeadlessSession, pageAssets } from '../../src/headless/session.js';
 import { processCpuS } from '../../src/headless/pool.js';
 
 describe('PlaybackModel', () => {
@@ -80,6 +83,44 @@ describe('page assets', () => {
   test("the page's own scripts and stylesheets, not icons or other origins", () => {
     const html = '<link rel="icon" href="data:,"><link rel="stylesheet" href="uPlot.min.css"><link rel="stylesheet" href="style.css"><script src="https://cdn.example/x.js"></script><script type="module" src="main.js"></script>';
     expect(pageAssets(html)).toEqual(['main.js', 'uPlot.min.css', 'style.css']);
+  });
+});
+
+describe('the play request', () => {
+  const ASSET_DELAY_MS = 300;
+  let server: Server;
+  let baseUrl: string;
+  beforeAll(async () => {
+    // A page whose script arrives late; no media behind it.
+    server = createServer((req, res) => {
+      if (req.url === '/') res.end('<script type="module" src="main.js"></script>');
+      else if (req.url === '/main.js') setTimeout(() => res.end('void 0;'), ASSET_DELAY_MS);
+      else if (req.url === '/broken/') res.end('<script src="gone.js"></script>');
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const session = (url: string) =>
+    new HeadlessSession({ baseUrl: url, arm: 'control', config: {}, device: { store: memoryStore(), dashjsSavedKbps: null }, startupTimeoutS: 5, loadPage: true });
+
+  test("is made once the page's assets have loaded, as the demo page counts from its player's arrival", async () => {
+    const before = Date.now();
+    const s = session(baseUrl);
+    const originMs = await s.started;
+    expect(originMs - before).toBeGreaterThanOrEqual(ASSET_DELAY_MS - 5);
+    expect(s.originMs).toBe(originMs);
+    await expect(s.playbackStart).rejects.toThrow(/manifest\.mpd/); // no media behind the page
+    const r = await s.finish();
+    expect(r.originMs).toBe(originMs);
+  });
+
+  test('is never made when an asset of the page fails: started rejects with the reason', async () => {
+    const s = session(`${baseUrl}/broken`);
+    await expect(s.started).rejects.toThrow(/gone\.js/);
+    await s.finish();
   });
 });
 
