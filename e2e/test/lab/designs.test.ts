@@ -1,6 +1,6 @@
 import { acrossTrials, biasPoints, maxMinFair, ratioOfMeans, seededRandom, shuffled } from '../../src/lab/designs/estimators.js';
 import { abRun, initialBitrateKbps, tteOf, withinRuns } from '../../src/lab/designs/common.js';
-import { switchbackEstimate, switchbackRun } from '../../src/lab/designs/switchback.js';
+import { switchbackEstimate, switchbackRun, switchbackTteRun } from '../../src/lab/designs/switchback.js';
 import { historyRuns, HISTORY_DESIGN } from '../../src/lab/designs/history.js';
 import { fairnessRuns, pairsOf, runShares, summarizeFairness } from '../../src/lab/designs/fairness.js';
 import { AB_DESIGN } from '../../src/lab/designs/ab.js';
@@ -144,6 +144,16 @@ describe('the switchback design', () => {
     // Measured: 30 <= s - interval start and s + 2 + 30 <= interval end: 30, 40, 50, 60 s into each interval.
     expect(r.sessions.filter((x) => x.measured).map((x) => x.startS)).toEqual([30, 40, 50, 60, 130, 140, 150, 160, 230, 240, 250, 260, 330, 340, 350, 360]);
     for (const x of r.sessions) expect(x.role).toBe(r.intervalArms![x.interval!]);
+  });
+
+  test("the TTE's runs have the switchback's arrivals: one interval on one arm, measured by the same rule, arrivals going on past its end", () => {
+    for (const share of [0, 1] as const) {
+      const r = switchbackTteRun(d, scenario, 1, share);
+      expect(r).toMatchObject({ purpose: 'ab', share, label: `share-${share}`, lengthS: 100 + scenario.playS });
+      expect(new Set(r.sessions.map((x) => x.role))).toEqual(new Set([share === 1 ? 'treatment' : 'control']));
+      expect(r.sessions.map((x) => x.startS)).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
+      expect(r.sessions.filter((x) => x.measured).map((x) => x.startS)).toEqual([30, 40, 50, 60]);
+    }
   });
 
   test('the estimate compares interval means', () => {

@@ -5,10 +5,14 @@
  * within `washoutS` of a switch still plays (the load stays) but is not measured: the
  * previous interval's viewers are still on the link. Nor is one that would play past
  * its interval's end. The estimate compares the per-interval means of treatment and
- * control intervals; the trial also runs shares 0 and 1 of the A/B design for the TTE
- * beside it.
+ * control intervals. Beside it each trial measures the TTE under the same arrivals: one
+ * interval with everyone on control and one with everyone on the treatment, the
+ * viewers that start after the washout measured (the ramp-up from an empty link stands
+ * in for the switch), arrivals going on until the last of them finishes. (A/B-style
+ * runs, ten viewers arriving together, would give the TTE of another load: with viewers
+ * arriving all the time, some are always in their unpaced start.)
  */
-import { abRun, emptyEstimates, armDevice, trialsOf, tteOf } from './common.js';
+import { emptyEstimates, armDevice, trialsOf, tteOf } from './common.js';
 import { acrossTrials, biasPoints, seededRandom, shuffled } from './estimators.js';
 import type { DesignSpec } from './spec.js';
 import { DESIGN_METRICS, type DesignRun, type PlannedRun, type PlannedSession, type SwitchbackDesign, type DesignScenario } from './types.js';
@@ -17,21 +21,38 @@ import { mean } from '../stats.js';
 /** Startup allowance: a measured viewer's play request, first frame and playS all fit in its interval. */
 const STARTUP_ALLOWANCE_S = 2;
 
-export function switchbackRun(d: SwitchbackDesign, s: DesignScenario, trial: number): PlannedRun {
-  const half = Math.floor(d.intervals / 2);
-  const arms = shuffled([...Array(d.intervals).keys()].map((i) => (i < half ? 'treatment' : 'control') as 'treatment' | 'control'), seededRandom(d.seed * 104_729 + trial));
+type Role = 'treatment' | 'control';
+
+/** Viewers arriving every playS / N seconds through `arms.length` intervals (and `tailS` more, unmeasured), each on its interval's arm. */
+function arrivals(d: SwitchbackDesign, s: DesignScenario, trial: number, arms: readonly Role[], idPart: string, tailS: number): PlannedSession[] {
   const spacingS = s.playS / d.sessions;
-  const totalS = d.intervals * d.intervalS;
+  const totalS = arms.length * d.intervalS + tailS;
   const sessions: PlannedSession[] = [];
   for (let i = 0, startS = 0; startS + s.playS <= totalS + 1e-9; i++, startS = i * spacingS) {
-    const interval = Math.min(d.intervals - 1, Math.floor(startS / d.intervalS + 1e-9));
+    const interval = Math.min(arms.length - 1, Math.floor(startS / d.intervalS + 1e-9));
     const role = arms[interval]!;
     const arm = role === 'treatment' ? d.treatment : d.control;
     const intoS = startS - interval * d.intervalS;
     const measured = intoS >= d.washoutS - 1e-9 && intoS + STARTUP_ALLOWANCE_S + s.playS <= d.intervalS + 1e-9;
-    sessions.push({ id: `t${trial}-sb-s${i}`, arm, role, ...armDevice(s, arm), startS: Math.round(startS * 1000) / 1000, playS: s.playS, measured, interval });
+    sessions.push({ id: `t${trial}-${idPart}-s${i}`, arm, role, ...armDevice(s, arm), startS: Math.round(startS * 1000) / 1000, playS: s.playS, measured, interval });
   }
-  return { label: 'switchback', trial, purpose: 'switchback', intervalArms: arms, sessions, flows: [], lengthS: totalS };
+  return sessions;
+}
+
+export function switchbackRun(d: SwitchbackDesign, s: DesignScenario, trial: number): PlannedRun {
+  const half = Math.floor(d.intervals / 2);
+  const arms = shuffled([...Array(d.intervals).keys()].map((i) => (i < half ? 'treatment' : 'control') as Role), seededRandom(d.seed * 104_729 + trial));
+  return { label: 'switchback', trial, purpose: 'switchback', intervalArms: arms, sessions: arrivals(d, s, trial, arms, 'sb', 0), flows: [], lengthS: d.intervals * d.intervalS };
+}
+
+/**
+ * The TTE's side for `share` 0 (everyone on control) or 1 (everyone on the treatment):
+ * one interval of the switchback's arrivals, which go on for playS more so that the
+ * last measured viewer plays among as many as in the switchback.
+ */
+export function switchbackTteRun(d: SwitchbackDesign, s: DesignScenario, trial: number, share: 0 | 1): PlannedRun {
+  const sessions = arrivals(d, s, trial, [share === 1 ? 'treatment' : 'control'], `p${share}`, s.playS).map(({ interval: _, ...x }) => x);
+  return { label: `share-${share}`, trial, share, purpose: 'ab', sessions, flows: [], lengthS: d.intervalS + s.playS };
 }
 
 /** Per trial: the mean of each measured interval, treatment intervals against control intervals. */
@@ -62,7 +83,7 @@ export const SWITCHBACK_DESIGN: DesignSpec<SwitchbackDesign> = {
     if (intervalS < washoutS + ctx.playS + STARTUP_ALLOWANCE_S) c.bad(`${path}.intervalS`, intervalS, `at least washoutS + session.playS + ${STARTUP_ALLOWANCE_S} (${washoutS + ctx.playS + STARTUP_ALLOWANCE_S}) so some viewers of each interval are measured`);
     return { ...base, design: 'switchback', intervalS, intervals: c.int(o, path, 'intervals', 2, 1000, 8), washoutS };
   },
-  plan: (d, s, trial) => [abRun(d, s, trial, 0), switchbackRun(d, s, trial), abRun(d, s, trial, 1)],
+  plan: (d, s, trial) => [switchbackTteRun(d, s, trial, 0), switchbackRun(d, s, trial), switchbackTteRun(d, s, trial, 1)],
   summarize(_d, runs) {
     const out: ReturnType<DesignSpec<SwitchbackDesign>['summarize']>['metrics'] = {};
     const empty = emptyEstimates();
