@@ -62,7 +62,7 @@ function switchbackLines(x: ExperimentResult, d: ExperimentDesign, files: Record
   const lines = [
     '### Switchback estimate against the total treatment effect',
     '',
-    `${d.intervals} intervals of ${d.intervalS} s per trial, half all-${d.treatment} and half all-${d.control} in random order; viewers arrive every session.playS / ${d.sessions} s; those starting within ${d.washoutS} s of a switch, or too late to finish inside their interval, play but are not measured. The estimate compares treatment-interval means with control-interval means (per trial, then over trials). TTE as in the A/B design (shares 1 and 0 run in the same trial).`,
+    `${d.intervals} intervals of ${d.intervalS} s per trial, half all-${d.treatment} and half all-${d.control} in random order; viewers arrive every session.playS / ${d.sessions} s; those starting within ${d.washoutS} s of a switch, or too late to finish inside their interval, play but are not measured. The estimate compares treatment-interval means with control-interval means (per trial, then over trials). TTE: one interval of the same arrivals with every viewer on ${d.treatment} against one with every viewer on ${d.control} (run in the same trial, measured by the same rule).`,
     '',
     '| metric | TTE | switchback | bias |',
     '| --- | --- | --- | --- |',
