@@ -646,6 +646,9 @@ static int cmd_tcp_send(int argc, char **argv) {
 }
 
 static int cmd_tcp_recv(int argc, char **argv) {
+  /* A line per sample as it is printed (20 a second): a sink killed before it could
+   * flush would otherwise lose its last seconds and cut a line in two. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   int lfd = bound_socket(SOCK_STREAM, (int)number(argc, argv, "--port"));
   if (listen(lfd, 1) < 0) die("listen");
   printf("ready\n");

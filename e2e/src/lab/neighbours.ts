@@ -161,7 +161,8 @@ export function parseUdpLines(text: string, originMs: number): Array<[number, nu
 
 export function parseTcpLines(text: string, originMs: number): Array<[number, number]> {
   const out: Array<[number, number]> = [];
-  for (const line of text.split('\n')) {
+  // Whole lines only: a sink killed mid-write leaves a cut last line ("... 564" of 56431456).
+  for (const line of text.split('\n').slice(0, -1)) {
     const m = /^(\d+) (\d+)$/.exec(line);
     if (m) out.push([Number(m[1]) - originMs, Number(m[2])]);
   }
@@ -179,7 +180,7 @@ export function parseHttpLines(text: string, originMs: number): Array<[number, n
 }
 
 /** Cumulative bytes at `t` by linear interpolation between samples. */
-function bytesAt(samples: Array<[number, number]>, t: number): number {
+function bytesAt(samples: ReadonlyArray<[number, number]>, t: number): number {
   let prev: [number, number] = [0, 0];
   for (const s of samples) {
     if (s[0] >= t) {
@@ -202,10 +203,27 @@ function udpMetrics(raw: UdpRaw, fromMs: number, toMs: number, whole: boolean): 
   };
 }
 
+/**
+ * Mean Mbit/s a bulk TCP flow's sink received in [fromMs, toMs] of its samples' clock.
+ * The byte counter never falls, so a record stops at its first lower sample (results
+ * written before parseTcpLines dropped a cut last line hold one); a record that stops
+ * before toMs (its sink was killed) counts up to its last sample. Null when no sample
+ * falls after fromMs.
+ */
+export function tcpThroughputMbps(samples: ReadonlyArray<[number, number]>, fromMs: number, toMs: number): number | null {
+  const kept: Array<[number, number]> = [];
+  for (const x of samples) {
+    if (kept.length > 0 && x[1] < kept[kept.length - 1]![1]) break;
+    kept.push(x);
+  }
+  const endMs = Math.min(toMs, kept.at(-1)?.[0] ?? -Infinity);
+  if (!(endMs > fromMs)) return null;
+  return ((bytesAt(kept, endMs) - bytesAt(kept, fromMs)) * 8) / ((endMs - fromMs) / 1000) / 1e6;
+}
+
 function tcpMetrics(raw: TcpRaw, fromMs: number, toMs: number): NeighbourMetrics {
-  if (raw.samples.length === 0) return {};
-  const bytes = bytesAt(raw.samples, toMs) - bytesAt(raw.samples, fromMs);
-  return { tcpThroughputMbps: (bytes * 8) / ((toMs - fromMs) / 1000) / 1e6 };
+  const mbps = tcpThroughputMbps(raw.samples, fromMs, toMs);
+  return mbps === null ? {} : { tcpThroughputMbps: mbps };
 }
 
 function httpMetrics(raw: HttpRaw, fromMs: number, toMs: number): NeighbourMetrics {

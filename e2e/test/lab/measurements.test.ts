@@ -1,6 +1,7 @@
 import type { ResponseTelemetry } from '@sammy/server/telemetry';
 import type { SessionQoE } from '@sammy/player/abr';
-import { neighbourMetrics, parseHttpLines, parseTcpLines, parseUdpLines } from '../../src/lab/neighbours.js';
+import { flowThroughputMbps } from '../../src/lab/designs/common.js';
+import { neighbourMetrics, parseHttpLines, parseTcpLines, parseUdpLines, tcpThroughputMbps } from '../../src/lab/neighbours.js';
 import { ownerPid } from '../../src/lab/netns.js';
 import { parseTcQdisc } from '../../src/lab/queue-monitor.js';
 import { armOrder } from '../../src/lab/runner.js';
@@ -26,6 +27,21 @@ describe('neighbour output parsing and metrics', () => {
     // 2.5 MB over a 3 s window = 6.67 Mbit/s; half a second in: 0 bytes.
     expect(neighbourMetrics({ kind: 'tcp', congestionControl: 'reno', sentBytes: null, samples }, 3000).tcpThroughputMbps).toBeCloseTo(6.667, 2);
     expect(neighbourMetrics({ kind: 'tcp', congestionControl: 'reno', sentBytes: null, samples }, 1500).tcpThroughputMbps).toBeCloseTo((625_000 * 8) / 1.5 / 1e6, 3);
+  });
+
+  test('TCP: a record cut short (its sink killed mid-write) ends at its last whole sample and counts up to it', () => {
+    expect(parseTcpLines('1000 0\n2000 1250000\n3000 25', 0)).toEqual([[1000, 0], [2000, 1_250_000]]);
+    // Results written before whole lines were required hold the cut sample; the counter never falls, so it ends the record.
+    const cut: Array<[number, number]> = [[1000, 0], [2000, 1_250_000], [3000, 25]];
+    expect(tcpThroughputMbps(cut, 1000, 5000)).toBeCloseTo(10, 9); // 1.25 MB in the 1 s recorded
+    expect(flowThroughputMbps({ kind: 'tcp', congestionControl: 'bbr', sentBytes: null, samples: cut }, 5000, 1000)).toBeCloseTo(10, 9);
+    expect(tcpThroughputMbps([[1000, 0]], 1000, 5000)).toBeNull();
+  });
+
+  test("HTTP loop in a design: completed responses pro rata over the window; none completed is unknown, not zero", () => {
+    const raw = { kind: 'http' as const, responseBytes: 3e6, requests: [[0, 2000, 3e6], [2000, 2000, 3e6]] as Array<[number, number, number]> };
+    expect(flowThroughputMbps(raw, 4000, 1000)).toBeCloseTo((4.5e6 * 8) / 3 / 1e6, 9); // half the first, all the second, in 3 s
+    expect(flowThroughputMbps({ ...raw, requests: [] }, 4000, 1000)).toBeNull();
   });
 
   test('HTTP: only requests that finish inside the window count', () => {

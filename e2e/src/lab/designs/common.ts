@@ -1,7 +1,8 @@
 /** Pieces the session-based designs share: a staggered population, per-metric values, initial bitrate. */
 import type { SessionQoE } from '@sammy/player/abr';
+import { tcpThroughputMbps } from '../neighbours.js';
 import { acrossTrials, seededRandom, shuffled, type Estimate } from './estimators.js';
-import { DESIGN_METRICS, type AbDesign, type DesignBase, type DesignMetric, type DesignRun, type PlannedRun, type PlannedSession, type SessionOutcome, type DesignScenario } from './types.js';
+import { DESIGN_METRICS, type AbDesign, type DesignBase, type DesignMetric, type DesignRun, type FlowOutcome, type PlannedRun, type PlannedSession, type SessionOutcome, type DesignScenario } from './types.js';
 
 /**
  * Media seconds whose bitrate is the "initial bitrate": the thesis measures initial
@@ -75,3 +76,32 @@ export function emptyEstimates(): Record<DesignMetric, { tte: null; ab: []; swit
   return Object.fromEntries(DESIGN_METRICS.map((m) => [m, { tte: null, ab: [], switchback: null, history: null }])) as never;
 }
 
+
+/**
+ * A bulk flow's mean Mbit/s over [fromMs, windowMs] of its run, from its raw record. The
+ * HTTP loop counts the completed responses' bytes pro rata over the window (one still in
+ * flight at the end is not seen); with none completed in the window it is null (unknown,
+ * not zero).
+ */
+export function flowThroughputMbps(raw: FlowOutcome['raw'], windowMs: number, fromMs: number): number | null {
+  if (!raw) return null;
+  if (raw.kind === 'tcp') return tcpThroughputMbps(raw.samples, fromMs, windowMs);
+  if (raw.kind === 'http') {
+    let bytes = 0;
+    let seen = false;
+    for (const [startMs, ms, size] of raw.requests) {
+      const overlap = Math.min(startMs + ms, windowMs) - Math.max(startMs, fromMs);
+      if (overlap > 0) {
+        bytes += (size * overlap) / Math.max(ms, 1e-3);
+        seen = true;
+      }
+    }
+    return seen ? (bytes * 8) / ((windowMs - fromMs) / 1000) / 1e6 : null;
+  }
+  return null;
+}
+
+/** The runs with each flow's throughput derived again from its raw record (a result re-rendered uses today's rules). */
+export function withFlowThroughput(runs: readonly DesignRun[], measureFromS: number): DesignRun[] {
+  return runs.map((r) => ({ ...r, flows: r.flows.map((f) => ({ ...f, throughputMbps: f.error === null ? flowThroughputMbps(f.raw, r.lengthS * 1000, measureFromS * 1000) : null })) }));
+}

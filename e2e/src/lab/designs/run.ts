@@ -18,7 +18,7 @@ import { fixed } from '../stats.js';
 import { setBottleneckQueue, type Topology } from '../topology.js';
 import { compactTelemetry, videoMetrics, type ResponseRow } from '../video-metrics.js';
 import { startVideoServer, stopVideoServer, VIDEO_PORT } from '../video-server.js';
-import { initialBitrateKbps } from './common.js';
+import { flowThroughputMbps, initialBitrateKbps } from './common.js';
 import { FLOW_KINDS } from './fairness.js';
 import { designSpec, summarizeExperiment } from './index.js';
 import type { DesignRun, ExperimentDesign, ExperimentResult, FlowOutcome, PlannedRun, PlannedSession, SessionOutcome } from './types.js';
@@ -67,31 +67,6 @@ export function windowThroughputMbps(rows: readonly ResponseRow[], fromS: number
     if (overlap > 0) bytes += (size * Math.min(overlap, spanS)) / spanS;
   }
   return (bytes * 8) / (toS - fromS) / 1e6;
-}
-
-/** Bytes a neighbour flow received within [fromMs, toMs] of its window start, as Mbit/s. */
-function flowThroughputMbps(raw: FlowOutcome['raw'], windowMs: number, fromMs: number): number | null {
-  if (!raw) return null;
-  if (raw.kind === 'tcp') {
-    const at = (t: number) => {
-      let prev: [number, number] = [0, 0];
-      for (const x of raw.samples) {
-        if (x[0] >= t) return x[0] === prev[0] ? x[1] : prev[1] + ((x[1] - prev[1]) * (t - prev[0])) / (x[0] - prev[0]);
-        prev = x;
-      }
-      return prev[1];
-    };
-    return raw.samples.length === 0 ? null : ((at(windowMs) - at(fromMs)) * 8) / ((windowMs - fromMs) / 1000) / 1e6;
-  }
-  if (raw.kind === 'http') {
-    let bytes = 0;
-    for (const [startMs, ms, size] of raw.requests) {
-      const overlap = Math.min(startMs + ms, windowMs) - Math.max(startMs, fromMs);
-      if (overlap > 0) bytes += (size * overlap) / Math.max(ms, 1e-3);
-    }
-    return (bytes * 8) / ((windowMs - fromMs) / 1000) / 1e6;
-  }
-  return null;
 }
 
 async function playSession(ctx: DesignRunContext, baseUrl: string, runStartMs: number, p: PlannedSession): Promise<{ p: PlannedSession; result: HeadlessSessionResult | null; error: string | null }> {
