@@ -50,11 +50,7 @@ function handle(c: WorkerCommand): void {
     sessions.delete(c.id);
     s.finish().then(
       (result) => emit({ ev: 'result', id: c.id, result }),
-      (err: Error) => {
-        sessions.delete(c.id);
-        void s.finish().catch(() => {});
-        emit({ ev: 'error', id: c.id, message: err.message, stage: 'command' });
-      },
+      (err: Error) => emit({ ev: 'error', id: c.id, message: err.message, stage: 'command' }),
     );
   }
 }

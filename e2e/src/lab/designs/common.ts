@@ -76,7 +76,6 @@ export function emptyEstimates(): Record<DesignMetric, { tte: null; ab: []; swit
   return Object.fromEntries(DESIGN_METRICS.map((m) => [m, { tte: null, ab: [], switchback: null, history: null }])) as never;
 }
 
-
 /**
  * A bulk flow's mean Mbit/s over [fromMs, windowMs] of its run, from its raw record. The
  * HTTP loop counts the completed responses' bytes pro rata over the window (one still in
