@@ -14,6 +14,7 @@ import { linkRateMbps, queueBytes, type Scenario } from './scenario.js';
 import { mean, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
+import { CAPACITY_LOOKBACK_S, traceCapacityOf, udpDelayByCapacity } from './delay-by-capacity.js';
 import { barChart, lineChart, type Series } from './svg.js';
 import { designReport } from './designs/report.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
@@ -287,6 +288,25 @@ function cpuLines(result: LabResult): string[] {
   ];
 }
 
+/** Trace links with a UDP neighbour: its delay by the capacity the trace offered (delay-by-capacity.ts). */
+function delayByCapacityLines(result: LabResult, arms: string[]): string[] {
+  if (!result.config.scenario.link.trace || !result.trials.some((t) => t.neighbourRaw?.kind === 'udp')) return [];
+  const capacity = traceCapacityOf(result);
+  const head = ['## UDP neighbour delay by the link\'s capacity', ''];
+  if (!capacity) return [...head, 'Not available: this result carries no capacity series and its trace file was not found unchanged.', ''];
+  const d = udpDelayByCapacity(result.trials, capacity);
+  if (!d) return [];
+  return [
+    ...head,
+    `Each of the neighbour's ${d.packets} packets is classed by the capacity the trace offered in the ${CAPACITY_LOOKBACK_S} s before it was sent. Where that is below the neighbour's own rate, its packets queue up whatever the video does. Per class: the mean over sessions of each session's mean one-way delay (ms) [95% CI] (sessions with packets in the class).`,
+    '',
+    `| capacity in the second before | share of packets | ${arms.join(' | ')} |`,
+    `| --- | --- | ${arms.map(() => '---').join(' | ')} |`,
+    ...d.byClass.filter((c) => c.packetShare > 0).map((c) => `| ${c.label} | ${(100 * c.packetShare).toFixed(1)}% | ${arms.map((a) => cell(c.arms[a])).join(' | ')} |`),
+    '',
+  ];
+}
+
 /** The calibration of a trace link, in a few lines. */
 function fidelityLines(f: TraceFidelity): string[] {
   const r = (v: number | null) => (v === null ? '–' : v.toFixed(3));
@@ -373,6 +393,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     }
     lines.push('');
   }
+  lines.push(...delayByCapacityLines(result, arms));
   if (result.traceFidelity) lines.push(...fidelityLines(result.traceFidelity));
   lines.push(...cpuLines(result));
   if (result.delayLine) {

@@ -11,6 +11,7 @@ import type { QueueSample } from './queue-monitor.js';
 import type { Scenario } from './scenario.js';
 import type { SessionResult } from './session.js';
 import { summarize, type MetricSummary } from './stats.js';
+import type { TraceCapacity } from './delay-by-capacity.js';
 import type { DelayLineStats } from './topology.js';
 import type { TraceFidelity } from './trace-link.js';
 import type { ResponseRow, VideoMetrics } from './video-metrics.js';
@@ -71,6 +72,8 @@ export interface LabResult {
   delayLine: DelayLineStats | null;
   /** Trace links: how closely the bottleneck followed the trace under a saturating flow, measured before the sessions (absent in older results). */
   traceFidelity?: TraceFidelity | null;
+  /** Trace links: the trace's capacity per 0.1 s from its start, over as long as a session can reach (delay-by-capacity.ts; absent in older results). */
+  traceCapacity?: TraceCapacity | null;
   /** The unmeasured sessions that built each arm's history after its reset. */
   warmups: Array<{ arm: Arm; playDelayS: number | null; initialThroughputKbps: number | null; error: string | null }>;
   startedAt: string;

@@ -35,6 +35,7 @@ import { createTopology, destroyTopology, measureIdleRtt, setBottleneckQueue, se
 import { calibrateTraceLink, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from './trace-link.js';
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { phaseWindows } from './windows.js';
+import { sessionTraceSpanS, traceCapacity } from './delay-by-capacity.js';
 import { edgeArgs, NEIGHBOUR_VIDEO_PORT, originArgs, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
 /** The result's types live in result.ts (the report reads them too); re-exported for the tests. */
@@ -313,7 +314,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
       media: { dir: media?.dir ?? null, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media?.sidecar.representations.map((r) => r.bitrateKbps) ?? [] },
       host: { kernel: release(), cpus: cpus().length, node: process.version },
     },
-    trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, traceFidelity: null, warmups: [], startedAt: new Date().toISOString(), finishedAt: null, complete: false,
+    trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, traceFidelity: null, traceCapacity: schedule ? traceCapacity(schedule, sessionTraceSpanS(s.session)) : null, warmups: [], startedAt: new Date().toISOString(), finishedAt: null, complete: false,
   };
   const save = () => {
     Object.assign(result, summaries(result.trials, s.arms));
