@@ -60,6 +60,17 @@ export interface WireRequest {
   headers: Record<string, string>;
   /** The response's `Server-Timing` header; null when it had none or no response came (the session was stopped). */
   serverTiming: string | null;
+  /** When the page sent it, ms since the session began. */
+  sentMs: number;
+}
+
+/** A media request that failed in the browser (an abort, a reset), as Chromium reported it. */
+export interface FailedRequest {
+  path: string;
+  /** When it failed, ms since the session began. */
+  failedMs: number;
+  /** Chromium's reason, e.g. `net::ERR_ABORTED`. */
+  errorText: string;
 }
 
 /**
@@ -104,6 +115,7 @@ export interface PlayerSession {
   qoe: SessionQoE;
   requests: PageRequest[];
   wire: WireRequest[];
+  failed: FailedRequest[];
   /** The device history after the session, read from a fresh page of the same browser context (null if the page under test has none). */
   historyAfter: number[] | null;
   pageErrors: string[];
@@ -139,14 +151,20 @@ export async function runPlayerSession(
   });
   const pending: Promise<void>[] = [];
   const wire: WireRequest[] = [];
+  const failed: FailedRequest[] = [];
+  page.on('requestfailed', (r: Request) => {
+    const u = new URL(r.url());
+    if (u.pathname.startsWith('/media/')) failed.push({ path: u.pathname, failedMs: Date.now() - t0, errorText: r.failure()?.errorText ?? '' });
+  });
   page.on('request', (r: Request) => {
     const u = new URL(r.url());
     if (!u.pathname.startsWith('/media/')) return;
+    const sentMs = Date.now() - t0;
     const serverTiming = r
       .response()
       .then((res) => res?.headerValue('server-timing') ?? null)
       .catch(() => null);
-    pending.push(Promise.all([r.allHeaders(), serverTiming]).then(([headers, st]) => void wire.push({ path: u.pathname, query: u.search, headers, serverTiming: st })));
+    pending.push(Promise.all([r.allHeaders(), serverTiming]).then(([headers, st]) => void wire.push({ path: u.pathname, query: u.search, headers, serverTiming: st, sentMs })));
   });
   try {
     await o.beforeOpen?.(page);
@@ -167,7 +185,7 @@ export async function runPlayerSession(
       await second.goto(`${o.baseUrl}${under.history.path}`, { waitUntil: 'load' });
       historyAfter = await second.evaluate(under.history.read);
     }
-    return { arm: o.arm, qoe, requests, wire, historyAfter, pageErrors, elapsedS: (Date.now() - t0) / 1000 };
+    return { arm: o.arm, qoe, requests, wire, failed, historyAfter, pageErrors, elapsedS: (Date.now() - t0) / 1000 };
   } finally {
     await context.close();
   }

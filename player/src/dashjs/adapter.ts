@@ -8,8 +8,9 @@
  *      the first rung.
  *   2. `sammy`: the custom ABR rules (sammy-rule.ts): the bitrate rule asks the
  *      playback for a rung at dash.js's video buffer level; the stalled-download rule
- *      asks it, at each progress event, whether to give the chunk in flight up, and
- *      aborts the request it gives up (dash.js 5.2.1 does not: xhr-abort.ts).
+ *      asks it, at each progress event, whether to give the chunk in flight up.
+ *   For every arm, overrides of dash.js's XHRLoader and FragmentModel, so that the
+ *   requests dash.js gives up are aborted (with CMCD on, its own abort misses: xhr-abort.ts).
  *   3. A request interceptor. The player's first request (the manifest) waits until the
  *      segment sizes are loaded, so the core picks the first rung before dash.js does;
  *      then, on every segment request, after dash.js's own CMCD step, the playback sets
@@ -29,7 +30,7 @@ import type { SammyHandle, SammyOptions } from '../browser/options.js';
 import { byteLength, type ChunkRequest, type PlaybackCore, type SegmentType } from '../browser/playback.js';
 import { createSammyAbandonRule, createSammyRule } from './sammy-rule.js';
 import { dashjsSettings, mergePatches, restorePatch, sammyAbrSettings, type SettingsPatch } from './settings.js';
-import { reportingXhrLoader, XHR_LOADER_NAME, XhrsInFlight } from './xhr-abort.js';
+import { abortingFragmentModel, FRAGMENT_MODEL_NAME, recordingXhrLoader, XHR_LOADER_NAME, XhrsInFlight } from './xhr-abort.js';
 
 /** The parts of dash.js's request objects the adapter reads (CommonMediaRequest + FragmentRequest). */
 interface FragmentRequest {
@@ -69,7 +70,6 @@ class DashjsAttachment extends SammyAttachment {
   /** The bitrate rule and the stalled-download rule (the `sammy` arm), each with its dash.js rule list. */
   readonly #rules: { type: string; name: string; factory: unknown }[];
   readonly #restore: SettingsPatch;
-  readonly #xhrs = new XhrsInFlight();
 
   constructor(player: MediaPlayerClass, o: AttachOptions) {
     super('dashjs', o);
@@ -84,21 +84,22 @@ class DashjsAttachment extends SammyAttachment {
         ]
       : [];
     for (const rule of this.#rules) player.addABRCustomRule(rule.type as never, rule.name, rule.factory as never);
-    // The stalled-download rule aborts the request it gives up itself (xhr-abort.ts). FactoryMaker
-    // keeps the override for the player's life; it only reports requests, so detach leaves it.
-    if (this.sammyBitrate) player.extend(XHR_LOADER_NAME, reportingXhrLoader(this.#xhrs) as never, true);
+    // dash.js's aborts reach the requests it gives up (xhr-abort.ts). FactoryMaker keeps the
+    // overrides for the player's life; they only correct dash.js's aborts, so detach leaves them.
+    const inFlight = new XhrsInFlight();
+    player.extend(XHR_LOADER_NAME, recordingXhrLoader(inFlight) as never, true);
+    player.extend(FRAGMENT_MODEL_NAME, abortingFragmentModel(inFlight) as never, true);
     player.addRequestInterceptor(this.#onRequest as never);
     player.addResponseInterceptor(this.#onResponse as never);
   }
 
   /**
    * The stalled-download rule's answer for a video chunk in flight; when it gives the
-   * chunk up, its request is aborted once dash.js has taken the answer (xhr-abort.ts).
+   * chunk up, dash.js aborts its request (through the override, xhr-abort.ts) and
+   * fetches the segment at the rung answered.
    */
   #checkDownload(url: string, loadedBytes: number): { rung: number; reason: string } | null {
-    const verdict = this.detached ? null : (this.live?.checkDownload(url, loadedBytes) ?? null);
-    if (verdict) setTimeout(() => void this.#xhrs.abort(url), 0);
-    return verdict;
+    return this.detached ? null : (this.live?.checkDownload(url, loadedBytes) ?? null);
   }
 
   protected videoElement(): HTMLVideoElement {

@@ -1,22 +1,38 @@
 /**
- * Aborting the video request the stalled-download rule gives up, in dash.js 5.2.1.
+ * Aborting the requests dash.js 5.2.1 gives up.
  *
- * When an abandonment rule answers, dash.js switches the quality and fetches the
- * segment again at the new rung, but the request given up is not aborted: in our
- * Chromium runs it downloaded to its end beside its refetch (both in the server's log,
- * in full) while the audio request sent after it was cut. dash.js's XHRLoader keeps one
- * XMLHttpRequest field for all its requests, and its aborts reach only the last one sent.
- * So the adapter aborts the request itself: an override of the XHRLoader (installed
- * with `player.extend()`, for the arms whose bitrate is Sammy's) reports each
- * XMLHttpRequest it sends with its URL, and the adapter aborts the one the rule gave up,
- * as dash.js's own abort does (its end, error and progress callbacks taken off first,
- * its abort callback left, so dash.js sees an abandoned load).
+ * When an abandonment rule answers (dash.js's AbandonRequestsRule in the `control` and
+ * `fixed4x` arms, the stalled-download rule in Sammy's), dash.js switches the quality,
+ * aborts the video requests in flight (`FragmentModel.abortRequests()`, which calls each
+ * request's `customData.abort()`) and fetches the segment again at the new rung. Seeks
+ * and track switches abort the same way. With CMCD on, that abort reaches nothing: CMCD's
+ * request interceptor hands the loader a copy of the request with a copy of its
+ * `customData`, the XHRLoader puts the abort on the copy, and the abort loop walks the
+ * originals. So the given-up video chunk downloaded to its end beside its refetch (both
+ * in the server's log, in full; both became chunk records), on slow links doubling the
+ * video's traffic just when the link had least.
+ *
+ * Two overrides (installed with `player.extend()` for every arm: they fix the loader and
+ * change no ABR decision) restore what dash.js means to do:
+ * - the XHRLoader's `load` records each XMLHttpRequest by media type while it is in
+ *   flight, and gives the request it was handed an abort of that XMLHttpRequest (not of
+ *   whichever the loader sent last, as its own abort does);
+ * - `FragmentModel.abortRequests()` runs dash.js's own, then aborts what is still in
+ *   flight of its media type.
+ * An abort does what dash.js's own does: end, error and progress callbacks off, the
+ * abort callback left, so dash.js sees an abandoned load.
  */
 
-/** The parts of dash.js's XHRLoader the override uses. */
+/** The parts of dash.js's XHRLoader and its requests the override uses. */
 interface XhrLoader {
-  load(request: { url?: string }, response: unknown): unknown;
+  load(request: { customData?: { abort?: () => void; request?: { mediaType?: string } } }, response: unknown): unknown;
   getXhr(): XMLHttpRequest | null;
+}
+
+/** The parts of dash.js's FragmentModel the override uses. */
+interface FragmentModel {
+  abortRequests(): void;
+  getType(): string;
 }
 
 /** Aborts `xhr` without its end, error and progress callbacks, as dash.js's own abort does. */
@@ -26,29 +42,30 @@ export function abortQuietly(xhr: XMLHttpRequest): void {
   xhr.onabort = xhr.ontimeout = null;
 }
 
-/** The XMLHttpRequests in flight, by URL, as the override reports them. */
+/** The XMLHttpRequests in flight, by media type, as the XHRLoader override reports them. */
 export class XhrsInFlight {
-  readonly #byUrl = new Map<string, XMLHttpRequest>();
+  readonly #byType = new Map<string, Set<XMLHttpRequest>>();
 
-  sent(url: string, xhr: XMLHttpRequest): void {
-    this.#byUrl.set(url, xhr);
-    xhr.addEventListener('loadend', () => {
-      if (this.#byUrl.get(url) === xhr) this.#byUrl.delete(url);
-    });
+  sent(mediaType: string, xhr: XMLHttpRequest): void {
+    let set = this.#byType.get(mediaType);
+    if (!set) this.#byType.set(mediaType, (set = new Set()));
+    set.add(xhr);
+    xhr.addEventListener('loadend', () => set.delete(xhr));
   }
 
-  /** Aborts the request in flight for `url`; false if there is none. */
-  abort(url: string): boolean {
-    const xhr = this.#byUrl.get(url);
-    if (!xhr) return false;
-    this.#byUrl.delete(url);
-    abortQuietly(xhr);
-    return true;
+  /** Aborts every request of `mediaType` still in flight; returns how many. */
+  abortAll(mediaType: string): number {
+    const set = this.#byType.get(mediaType);
+    if (!set) return 0;
+    const xhrs = [...set].filter((x) => x.readyState !== XMLHttpRequest.DONE && x.readyState !== XMLHttpRequest.UNSENT);
+    set.clear();
+    for (const xhr of xhrs) abortQuietly(xhr);
+    return xhrs.length;
   }
 }
 
-/** The child for `player.extend('XHRLoader', child, true)`, reporting every request it sends to `inFlight`. */
-export function reportingXhrLoader(inFlight: XhrsInFlight): (this: { parent: XhrLoader }) => Pick<XhrLoader, 'load'> {
+/** The child for `player.extend('XHRLoader', child, true)`. */
+export function recordingXhrLoader(inFlight: XhrsInFlight): (this: { parent: XhrLoader }) => Pick<XhrLoader, 'load'> {
   return function (this: { parent: XhrLoader }) {
     const parent = this.parent;
     // FactoryMaker puts the returned `load` on the parent itself once this returns: keep its own.
@@ -56,12 +73,32 @@ export function reportingXhrLoader(inFlight: XhrsInFlight): (this: { parent: Xhr
     return {
       load(request, response) {
         const sent = parentLoad(request, response);
+        // The parent's load made this request's XMLHttpRequest and bound its abort to the loader's field.
         const xhr = parent.getXhr();
-        if (xhr && request.url) inFlight.sent(request.url, xhr);
+        if (xhr && request.customData) {
+          request.customData.abort = () => abortQuietly(xhr);
+          const type = request.customData.request?.mediaType;
+          if (type) inFlight.sent(type, xhr);
+        }
         return sent;
       },
     };
   };
 }
 
+/** The child for `player.extend('FragmentModel', child, true)`. */
+export function abortingFragmentModel(inFlight: XhrsInFlight): (this: { parent: FragmentModel }) => Pick<FragmentModel, 'abortRequests'> {
+  return function (this: { parent: FragmentModel }) {
+    const parent = this.parent;
+    const parentAbort = parent.abortRequests.bind(parent);
+    return {
+      abortRequests() {
+        parentAbort();
+        inFlight.abortAll(parent.getType());
+      },
+    };
+  };
+}
+
 export const XHR_LOADER_NAME = 'XHRLoader';
+export const FRAGMENT_MODEL_NAME = 'FragmentModel';

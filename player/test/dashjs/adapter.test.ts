@@ -162,6 +162,8 @@ describe('attachSammy', () => {
     const stock = attach('dashjs-rtp').player;
     await stock.send(manifest);
     expect(await fetchChunk(stock, 2, 1, DASHJS_HEADERS)).toEqual(DASHJS_HEADERS);
+    // dash.js's own abandonment aborts what it gives up in every arm (xhr-abort.ts).
+    expect(control.extended).toEqual(['XHRLoader', 'FragmentModel']);
   });
 
   test('sammy: CMCD in headers from the attach on; the manifest waits for the sizes, then the core sets the first rung and turns the built-in rules off', async () => {
@@ -169,7 +171,7 @@ describe('attachSammy', () => {
     const { player, handle } = attach('sammy', () => new Promise<SegmentsSidecar>((resolve) => (release = resolve)));
     // The bitrate rule and the stalled-download rule.
     expect(player.rules.map((name) => player.ruleTypes.get(name))).toEqual(['qualitySwitchRules', 'abandonFragmentRules']);
-    expect(player.extended).toEqual(["XHRLoader"]);
+    expect(player.extended).toEqual(['XHRLoader', 'FragmentModel']);
     expect(player.settings).toMatchObject({ streaming: { cmcd: { enabled: true, mode: 'headers' }, buffer: { bufferTimeDefault: 30 } } });
     let manifestSent = false;
     const pending = player.send(manifest).then(() => (manifestSent = true));
