@@ -12,13 +12,7 @@ import { resolve } from 'node:path';
 import { SCENARIO_DIR } from './paths.js';
 import type { LabResult, TrialRecord } from './result.js';
 import { summarize, type MetricSummary } from './stats.js';
-import { capacityPerBin, opportunitySchedule, readTrace, type LinkTrace, type OpportunitySchedule } from './trace-link.js';
-
-/** The trace's capacity from its start (repetitions included), in bins; stored in result.json as `traceCapacity`. */
-export interface TraceCapacity {
-  binS: number;
-  bytesPerBin: number[];
-}
+import { capacityPerBin, opportunitySchedule, readTrace, type LinkTrace, type OpportunitySchedule, type TraceCapacity } from './trace-link.js';
 
 export const CAPACITY_BIN_S = 0.1;
 /** A packet's class is the capacity of the trace over this long before it was sent. */

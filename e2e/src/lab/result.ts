@@ -11,9 +11,8 @@ import type { QueueSample } from './queue-monitor.js';
 import type { Scenario } from './scenario.js';
 import type { SessionResult } from './session.js';
 import { summarize, type MetricSummary } from './stats.js';
-import type { TraceCapacity } from './delay-by-capacity.js';
 import type { DelayLineStats } from './topology.js';
-import type { TraceFidelity } from './trace-link.js';
+import type { TraceCapacity, TraceFidelity } from './trace-link.js';
 import type { ResponseRow, VideoMetrics } from './video-metrics.js';
 import { PHASE_WINDOWS, type PhaseWindowName, type PhaseWindows } from './windows.js';
 

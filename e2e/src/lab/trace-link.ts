@@ -30,6 +30,12 @@ export interface LinkTrace {
   sha256: string;
 }
 
+/** The trace's capacity from its start (repetitions included), in bins; stored in result.json as `traceCapacity` (delay-by-capacity.ts). */
+export interface TraceCapacity {
+  binS: number;
+  bytesPerBin: number[];
+}
+
 /** The opportunities of a trace: offsets in us from its start; [loopFromUs, periodUs) repeats for ever. */
 export interface OpportunitySchedule {
   offsetsUs: number[];
