@@ -109,3 +109,9 @@ export function expectServerApplied(r: SessionRun): number {
   }
   return raised;
 }
+
+/** A video chunk's rung and 1-based segment number from its path (`/media/chunk-R-NNNNN.m4s`); null for audio (rung >= videoRungs) and other files. */
+export function videoChunkOf(path: string, videoRungs: number): { rung: number; segment: number } | null {
+  const m = /\/chunk-(\d+)-(\d+)\.m4s$/.exec(path);
+  return m && Number(m[1]) < videoRungs ? { rung: Number(m[1]), segment: Number(m[2]) } : null;
+}

@@ -24,7 +24,7 @@ import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, PLAYERS, resolveSammy
 import { chromiumUnavailableReason, launchChromium } from '../src/browser.js';
 import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
 import { runOnOwnServer, runPlayerSession, type SessionRun } from '../src/player-loopback.js';
-import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader } from './player-checks.js';
+import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, videoChunkOf } from './player-checks.js';
 
 const FIXTURE_S = 24;
 
@@ -267,9 +267,9 @@ test.describe.serial('player over loopback, every arm', () => {
     for (const c of refetched) {
       // The given-up request went out on the wire at a higher rung, for the same segment.
       const given = wire
-        .map((w) => /\/chunk-(\d+)-(\d+)\.m4s$/.exec(w.path))
-        .filter((m) => m !== null && Number(m[2]) === c.index + 1 && Number(m[1]) < media.videoRungs)
-        .map((m) => Number(m![1]));
+        .map((w) => videoChunkOf(w.path, media.videoRungs))
+        .filter((v) => v !== null && v.segment === c.index + 1)
+        .map((v) => v!.rung);
       const top = Math.max(...given);
       const server = r.log.filter((l) => l.path.endsWith(`/chunk-${top}-${String(c.index + 1).padStart(5, '0')}.m4s`));
       console.log(`segment ${c.index}: requested at rungs ${given.join(', ')}; the server's lines for rung ${top}: ${JSON.stringify(server.map((l) => ({ bytes: l.bytes, aborted: l.aborted })))}`);
@@ -301,8 +301,8 @@ test.describe.serial('player over loopback, every arm', () => {
     const { qoe, wire, failed } = r.session;
     expect(r.session.pageErrors).toEqual([]);
     printTimeline('control abandon session', qoe);
-    const video = wire.filter((w) => /\/chunk-(\d+)-\d+\.m4s$/.exec(w.path) && Number(/chunk-(\d+)-/.exec(w.path)![1]) < media.videoRungs).sort((a, b) => a.sentMs - b.sentMs);
-    const segmentOf = (path: string) => Number(/chunk-\d+-(\d+)\.m4s$/.exec(path)![1]);
+    const video = wire.filter((w) => videoChunkOf(w.path, media.videoRungs) !== null).sort((a, b) => a.sentMs - b.sentMs);
+    const segmentOf = (path: string) => videoChunkOf(path, media.videoRungs)!.segment;
     const twice = [...new Set(video.map((w) => segmentOf(w.path)))].filter((seg) => video.filter((w) => segmentOf(w.path) === seg).length > 1);
     console.log(`segments requested twice: ${JSON.stringify(twice)}; failed media requests: ${JSON.stringify(failed)}`);
     expect(twice.length).toBeGreaterThan(0);

@@ -6,13 +6,12 @@
  * class of the capacity the trace offered in the second before it was sent, so arms
  * can be compared where the video makes the difference.
  */
-import { readFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SCENARIO_DIR } from './paths.js';
 import type { LabResult, TrialRecord } from './result.js';
 import { summarize, type MetricSummary } from './stats.js';
-import { capacityPerBin, opportunitySchedule, readTrace, type LinkTrace, type OpportunitySchedule, type TraceCapacity } from './trace-link.js';
+import { capacityPerBin, opportunitySchedule, readTrace, type LinkTrace, type OpportunitySchedule, sha256Of, type TraceCapacity } from './trace-link.js';
 
 export const CAPACITY_BIN_S = 0.1;
 /** A packet's class is the capacity of the trace over this long before it was sent. */
@@ -95,15 +94,8 @@ export function traceCapacityOf(result: LabResult): TraceCapacity | null {
   const trace = result.config.scenario.link.trace as LinkTrace | null | undefined;
   if (!trace) return null;
   for (const path of [resolve(SCENARIO_DIR, trace.file), trace.path]) {
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(path);
-    } catch {
-      continue;
-    }
-    if (createHash('sha256').update(bytes).digest('hex') !== trace.sha256) continue;
-    const s = result.config.scenario.session;
-    return traceCapacity(opportunitySchedule(readTrace(path)), sessionTraceSpanS(s));
+    if (!existsSync(path) || sha256Of(path) !== trace.sha256) continue;
+    return traceCapacity(opportunitySchedule(readTrace(path)), sessionTraceSpanS(result.config.scenario.session));
   }
   return null;
 }

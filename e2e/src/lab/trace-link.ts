@@ -52,8 +52,13 @@ export function describeTrace(file: string, path: string): LinkTrace {
   const trace = readTrace(path);
   return {
     file, path, format: trace.format, meanRateMbps: meanBandwidthKbps(trace) / 1000, periodS: trace.periodS,
-    sha256: createHash('sha256').update(readFileSync(path)).digest('hex'),
+    sha256: sha256Of(path),
   };
+}
+
+/** The hex SHA-256 of a file's bytes (a trace's identity in a result's config). */
+export function sha256Of(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
 /**
