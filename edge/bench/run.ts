@@ -5,7 +5,8 @@
 // removed here, as the server bench does, with its helpers):
 //   1. CPU per GB served, 16 keep-alive clients fetching 16 x 1 MB segments: nginx
 //      (sendfile), the Node server unpaced and paced (kernel trains), the edge
-//      unpaced and paced (from its cache, warmed first; the origin's CPU is shown);
+//      unpaced and paced (from its cache, warmed first; the origin's CPU is shown),
+//      each server after the server bench's unmeasured warm-up (unpaced, then paced);
 //   2. the trains the edge sends (tcpdump on the sender): the kernel's own, and with
 //      the namespace mechanism (tcp_min_tso_segs + gso_max_segs = 4), beside the Node
 //      server's default plan (application-timed 4-packet bursts).
@@ -20,7 +21,7 @@ import type { LoadResult } from '@sammy/server/bench/client';
 import { inBenchNet } from '@sammy/server/bench/harness';
 import type { BenchNet } from '@sammy/server/bench/netns';
 import {
-  bucketCells, captureTrains, cpuSeconds, ensurePackage, fmt, inServer, measureCpu, pct, runClient, say, startNginx, startSammy, table, type Server,
+  bucketCells, captureTrains, cpuSeconds, ensurePackage, fmt, inServer, measureCpu, pct, runClient, say, startNginx, startSammy, table, warmUpForCpu, type Server,
 } from '@sammy/server/bench/run';
 import { TRAIN_BUCKETS, type TrainSummary } from '@sammy/server/bench/trains';
 import { startServer, stop } from '@sammy/server/process';
@@ -73,6 +74,7 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
   if (withNginx) {
     const nginx = await startNginx(net, work, mediaDir, 'nginx', 18_080, { limitRateBytesPerS: null });
     try {
+      await warmUpForCpu(net, nginx);
       rows.push(await measureCpu(net, nginx, false, 'nginx', 'nginx (sendfile), no pacing'));
     } finally {
       await stop(nginx.process, { signal: 'SIGQUIT', graceMs: 5000 });
@@ -80,11 +82,13 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
   }
   const node = await startSammy(net, work, mediaDir, 'node', ['--burst-mode', 'kernel']);
   try {
+    await warmUpForCpu(net, node);
     rows.push(await measureCpu(net, node, false, 'unpaced', 'Node server unpaced'));
     rows.push(await measureCpu(net, node, true, 'pacedKernel', `Node server paced ${PACE_BYTES_PER_S / MB} MB/s, kernel trains`));
   } finally {
     await stop(node.process, { graceMs: 5000 });
   }
+  await warmUpForCpu(net, edge);
   for (const [paced, id, config] of [
     [false, 'edgeUnpaced', 'edge (Traffic Server + plugin) unpaced, cache hits'],
     [true, 'edgePaced', `edge paced ${PACE_BYTES_PER_S / MB} MB/s, cache hits`],

@@ -73,7 +73,8 @@ function urlsOf(h: Pick<CpuHarness, 'serverIp'>, server: BenchServer): string[] 
   return Array.from({ length: CPU_FILES }, (_, i) => `http://${h.serverIp}:${server.port}/media/seg-${i}.m4s`);
 }
 
-async function warmUp(h: CpuHarness, server: BenchServer): Promise<void> {
+/** The unmeasured warm-up every server gets before its first row (the edge bench's servers too, through run.ts). */
+export async function warmUp(h: Pick<CpuHarness, 'serverIp' | 'runClient'>, server: BenchServer): Promise<void> {
   await h.runClient<LoadResult>({ kind: 'load', urls: urlsOf(h, server), headers: {}, connections: 16, targetBytes: WARM_UP_BYTES, maxS: 10 });
   const paced = { 'CMCD-Status': `rtp=${(WARM_UP_PACE_BYTES_PER_S * 8) / 1000}` };
   await h.runClient<LoadResult>({ kind: 'load', urls: urlsOf(h, server), headers: paced, connections: 16, targetBytes: WARM_UP_PACED_BYTES, maxS: 20 });

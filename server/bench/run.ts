@@ -28,7 +28,7 @@ import { carryover } from './carryover.js';
 import type { ClientJob, GetResult } from './client.js';
 import { connections } from './connections.js';
 import type { CpuRow } from './cpu-ratios.js';
-import { CPU_FILE_BYTES, CPU_FILES, CPU_LOADS, cpuSection, measureCpuRow, type BenchServer as CpuServer, type CpuSection } from './cpu.js';
+import { CPU_FILE_BYTES, CPU_FILES, CPU_LOADS, cpuSection, measureCpuRow, warmUp, type BenchServer as CpuServer, type CpuSection } from './cpu.js';
 import { inBenchNet } from './harness.js';
 import { fmt, type BenchKit, type BenchServer as Server, type NginxOptions } from './kit.js';
 import { BENCH_PREFIX, type BenchNet, sh } from './netns.js';
@@ -278,7 +278,16 @@ async function bursts(net: BenchNet, work: string, mediaDir: string): Promise<un
  * /media/seg-0..15.m4s, 2 MB/s each when paced), for the edge bench's rows beside it.
  */
 export function measureCpu(net: BenchNet, server: Server, paced: boolean, id: CpuRow['id'], config: string): Promise<CpuRow> {
-  return measureCpuRow({ serverIp: net.serverIp, runClient: (job) => runClient(net, job), cpuSeconds }, server, CPU_LOADS[0]!, paced, id, config);
+  return measureCpuRow(cpuHarnessOf(net), server, CPU_LOADS[0]!, paced, id, config);
+}
+
+/** The cpu section's unmeasured warm-up (unpaced, then paced), for a server of the edge bench before its rows. */
+export function warmUpForCpu(net: BenchNet, server: Server): Promise<void> {
+  return warmUp(cpuHarnessOf(net), server);
+}
+
+function cpuHarnessOf(net: BenchNet): { serverIp: string; runClient: <T>(job: ClientJob) => Promise<T>; cpuSeconds: (pid: number) => number } {
+  return { serverIp: net.serverIp, runClient: (job) => runClient(net, job), cpuSeconds };
 }
 
 function cpu(kit: BenchKit, withNginx: boolean): Promise<CpuSection> {
