@@ -30,6 +30,8 @@ export interface TransferRequest {
   notsentLimitBytes: number | null;
   /** Whether the caller writes the body's last bytes after `lengthBytes` (sender-loop.ts TailMode). */
   tail: TailMode;
+  /** The caller corked the socket before writing the head (`corkHead`); the thread uncorks it. */
+  corked: boolean;
 }
 
 export interface TransferCallbacks {
@@ -206,10 +208,30 @@ export class BodySender {
       burst: request.burst,
       notsentLimitBytes: request.notsentLimitBytes,
       tail: request.tail,
+      corked: request.corked,
     });
     return new Transfer(progress, (type) => {
       if (this.#pending.has(id)) this.#post({ type, id });
     });
+  }
+
+  /**
+   * Corks the connection (TCP_CORK) before its response head is written, so the head
+   * leaves in one segment with the body's first bytes: the transfer that follows
+   * (with `corked: true`) uncorks it once its first bytes are in, or when it ends.
+   * Written on its own, the head is a short segment ahead of the body; at a paced
+   * rate the kernel then sends the body in trains of two full segments, and a client
+   * that acknowledges every second full segment may fall one segment out of step and
+   * hold each train's ACK until the next train arrives (server README, Body path).
+   * False if the option could not be set (the head then goes alone).
+   */
+  corkHead(socketFd: number): boolean {
+    return this.#gone === null && this.#b.setCork(socketFd, true) === 0;
+  }
+
+  /** Sends what a cork holds, for a body whose transfer never started. */
+  uncork(socketFd: number): void {
+    this.#b.setCork(socketFd, false);
   }
 
   /** Ends the thread once it has aborted what it still holds. */

@@ -57,6 +57,8 @@ export class FileBody extends Readable {
   #settledCallbacks: Array<() => void> | null = null;
   /** Body bytes moved when the socket's idle timer last fired. */
   #sentAtLastTimeout = 0;
+  /** The socket was corked before the head; the transfer uncorks it (or, if none starts, #destroy's close does). */
+  #corked = false;
 
   constructor(fd: number, offsetBytes: number, lengthBytes: number) {
     super();
@@ -123,6 +125,11 @@ export class FileBody extends Readable {
       this.#transfer?.abort();
       this.#start?.response.removeListener('timeout', this.#onTimeout);
     }
+    // A head corked for a transfer that never started must not wait for bytes that will not come.
+    if (this.#corked && this.#transfer === null && this.#start !== null) {
+      const fd = socketFd(this.#start.socket);
+      if (fd !== null) this.#start.sender.uncork(fd);
+    }
     this.#closeFile();
     callback(error);
   }
@@ -146,6 +153,9 @@ export class FileBody extends Readable {
     if (socket.destroyed) return void this.destroy();
     // Before the head, a failure can still be answered with an error response.
     if (!start.sender.available) return void this.destroy(new Error('the zero-copy sender is gone'));
+    // The head waits in the kernel for the body's first bytes (BodySender.corkHead).
+    const fd = socketFd(socket);
+    this.#corked = this.lengthBytes > 0 && fd !== null && start.sender.corkHead(fd);
     response.flushHeaders();
     if (this.lengthBytes === 0) {
       this.#closeFile();
@@ -182,6 +192,7 @@ export class FileBody extends Readable {
         burst: start.burst,
         notsentLimitBytes: start.notsentLimitBytes,
         tail: this.#tail === null ? 'none' : start.liftCap !== null ? 'afterLeft' : 'afterHanded',
+        corked: this.#corked,
       },
       { onTailDue: () => this.#writeTail(start), onEnd: (result) => this.#ended(result) },
     );

@@ -56,6 +56,8 @@ export type SenderCommand =
       notsentLimitBytes: number | null;
       /** Whether the event loop writes the body's last bytes after this part (TailMode). */
       tail: TailMode;
+      /** The event loop corked the socket before the response head (BodySender.corkHead): uncork once the first bytes are in. */
+      corked: boolean;
     }
   /** The event loop has written the tail: the transfer is done once it has left the socket. */
   | { type: 'tailWritten'; id: number }
@@ -117,6 +119,8 @@ interface Job {
   notsentLimitBytes: number | null;
   /** What happens once this thread's part is in the kernel. */
   tail: TailMode;
+  /** The socket is still corked: the head waits for the body's first bytes. */
+  corked: boolean;
   /**
    * sending: bytes left to send; draining: every byte is in the kernel, waiting for the
    * last to leave; tailDue: reported, waiting for the event loop to write the tail.
@@ -246,12 +250,14 @@ class SenderLoop {
       dueMs: null,
       notsentLimitBytes: c.notsentLimitBytes !== null && this.#b.setNotsentLimit(c.socketFd, c.notsentLimitBytes) === 0 ? c.notsentLimitBytes : null,
       tail: c.tail,
+      corked: c.corked,
       phase: 'sending',
     };
     // Edge-triggered: one event each time the socket's buffer frees up after it was
     // found full, none while it simply has room (application bursts keep their own time).
     const added = this.#b.epollAdd(this.#setup.epollFd, job.socketFd, EPOLLOUT | EPOLLET, job.id);
     if (added < 0) {
+      this.#uncork(job);
       this.#reports.push({ id: job.id, outcome: 'failed', errno: -added, connection: false });
       return;
     }
@@ -361,6 +367,8 @@ class SenderLoop {
     while (leftBytes > 0) {
       const n = this.#b.sendfile(job.socketFd, job.fileFd, job.offset, Math.min(leftBytes, MAX_CALL_BYTES));
       if (n > 0) {
+        // The head and these first bytes share a segment: the rest need not wait.
+        this.#uncork(job);
         leftBytes -= n;
         job.remainingBytes -= n;
         job.sentBytes += n;
@@ -378,7 +386,15 @@ class SenderLoop {
     return 0;
   }
 
+  /** Sends what the cork holds (the response head, with the body's first bytes once they are in). */
+  #uncork(job: Job): void {
+    if (!job.corked) return;
+    job.corked = false;
+    this.#b.setCork(job.socketFd, false);
+  }
+
   #end(job: Job, end: TransferEnd): void {
+    this.#uncork(job);
     // The connection's TCP_INFO for the response's line (the event loop's own descriptor
     // may be closed by then): a done job's last read found the last byte gone; any other
     // is read now. Published after the bytes: a reader that sees the length sees them too.

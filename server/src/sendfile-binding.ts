@@ -25,6 +25,7 @@ const F_DUPFD_CLOEXEC = 1030;
 const IPPROTO_TCP = 6;
 const TCP_INFO = 11;
 const TCP_NOTSENT_LOWAT = 25;
+const TCP_CORK = 3;
 const EPOLL_CTL_MOD = 3;
 
 /** Errors that mean the connection is gone (the client left), not that the file failed. */
@@ -55,6 +56,11 @@ export interface SendfileBinding {
    * fewer bytes than this wait unsent; 0 restores the system default (no limit).
    */
   setNotsentLimit(socketFd: number, bytes: number): number;
+  /**
+   * TCP_CORK: while on, TCP holds a partial segment back until more bytes fill it;
+   * turning it off sends what is held at once.
+   */
+  setCork(socketFd: number, on: boolean): number;
   /** A second descriptor for the same socket or file (close-on-exec), or -errno. */
   dup(fd: number): number;
   close(fd: number): number;
@@ -170,6 +176,10 @@ export function loadSendfileBinding(): SendfileBindingResult {
     setNotsentLimit: (socketFd, bytes) => {
       intOption[0] = bytes;
       return result(f.setsockopt!(socketFd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, intOption, 4));
+    },
+    setCork: (socketFd, on) => {
+      intOption[0] = on ? 1 : 0;
+      return result(f.setsockopt!(socketFd, IPPROTO_TCP, TCP_CORK, intOption, 4));
     },
     dup: (fd) => result(f.fcntl!(fd, F_DUPFD_CLOEXEC, 0)),
     close: (fd) => result(f.close!(fd)),

@@ -26,6 +26,8 @@ interface Connection {
   /** The server's end, whose descriptor the sender gets. */
   socket: net.Socket;
   received: () => Buffer;
+  /** The reads the client has had so far, each as it came. */
+  reads: () => Buffer[];
   close: () => void;
 }
 
@@ -38,6 +40,7 @@ async function connect(server: net.Server): Promise<Connection> {
   return {
     socket,
     received: () => Buffer.concat(chunks),
+    reads: () => chunks,
     close: () => {
       client.destroy();
       socket.destroy();
@@ -80,6 +83,7 @@ describeZeroCopy('the sender thread and a body tail written by the event loop', 
           burst: null,
           notsentLimitBytes: null,
           tail,
+          corked: false,
         },
         {
           onTailDue: () => {
@@ -123,6 +127,38 @@ describeZeroCopy('the sender thread and a body tail written by the event loop', 
     },
     20_000,
   );
+
+  test('a head written under the cork waits for the body and leaves with its first bytes; the socket is uncorked after', async () => {
+    const conn = await connect(server);
+    const HEAD = Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${BODY.length}\r\n\r\n`);
+    try {
+      const fd = socketFd(conn.socket)!;
+      expect(sender.corkHead(fd)).toBe(true);
+      await new Promise<void>((resolve) => conn.socket.write(HEAD, () => resolve()));
+      // Held in the kernel (TCP_CORK keeps a partial segment up to 200 ms).
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(conn.received().length).toBe(0);
+      const ended = new Promise<TransferResult>((resolve, reject) => {
+        const started = sender.transfer(
+          { socketFd: fd, fileFd: openSync(file, 'r'), offsetBytes: 0, lengthBytes: BODY.length, burst: null, notsentLimitBytes: null, tail: 'none', corked: true },
+          { onTailDue: () => reject(new Error('no tail was asked for')), onEnd: resolve },
+        );
+        if (typeof started === 'string') reject(new Error(started));
+      });
+      expect(await ended).toEqual({ outcome: 'done' });
+      await waitFor(() => (conn.received().length === HEAD.length + BODY.length ? true : null));
+      // The first read already holds body bytes behind the head: they shared a segment.
+      expect(conn.reads()[0]!.length).toBeGreaterThan(HEAD.length);
+      expect(sha256(conn.received())).toBe(sha256(Buffer.concat([HEAD, BODY])));
+      // Uncorked: a short write goes at once, not after the cork's 200 ms.
+      const beforeMs = performance.now();
+      conn.socket.write('x');
+      await waitFor(() => (conn.received().length === HEAD.length + BODY.length + 1 ? true : null));
+      expect(performance.now() - beforeMs).toBeLessThan(150);
+    } finally {
+      conn.close();
+    }
+  }, 20_000);
 
   test('a transfer aborted while it waits for the tail ends aborted, with TCP_INFO, and lets go of both descriptors', async () => {
     const conn = await connect(server);

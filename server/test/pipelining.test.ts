@@ -55,6 +55,8 @@ describeLinux.each([['kernel'], ['app']] as const)('two pipelined paced requests
   let mediaDir: string;
   let server: RunningServer;
   const FIRST_BYTES = 3 * MB;
+  /** The first response's achieved / asked-for rate, at most (see the first test). */
+  const FIRST_RATIO_MAX = 1.25;
   const SECOND_BYTES = 2 * MB;
 
   beforeAll(async () => {
@@ -81,9 +83,13 @@ describeLinux.each([['kernel'], ['app']] as const)('two pipelined paced requests
     const { arrival, first, second } = await measureUntil('pipelined pair', run, (r) => ratio(r.first) > 0.85 && ratio(r.second) > 0.85);
     expect(first).toMatchObject({ aborted: false, pacing: 'paced', appliedRateKbps: 16_000, bytes: FIRST_BYTES });
     expect(second).toMatchObject({ aborted: false, pacing: 'paced', appliedRateKbps: 32_000, bytes: SECOND_BYTES });
-    // Each line's achieved rate is its own: near what it asked for.
+    // Each line's achieved rate is its own: near what it asked for. The first's is
+    // above it on loopback: the kernel does not pace a connection's first 10 segments,
+    // 64 KB each here (measured on the sendfile path: 1.08 with the head sent on its
+    // own, 1.15 with it corked into the first body segment); the second's rate taking
+    // over would make it near 2.
     expect(ratio(first)).toBeGreaterThan(0.85);
-    expect(ratio(first)).toBeLessThan(1.15);
+    expect(ratio(first)).toBeLessThan(FIRST_RATIO_MAX);
     expect(ratio(second)).toBeGreaterThan(0.85);
     expect(ratio(second)).toBeLessThan(1.3);
     // The receiver sees the first body at 2 MB/s: the second's rate did not take over.
@@ -123,8 +129,8 @@ describeLinux.each([['kernel'], ['app']] as const)('two pipelined paced requests
     // The unpaced one inherits neither the cap nor the last paced packet's departure time.
     expect(second.firstByteAtMs - first.lastByteAtMs).toBeLessThan(100);
     expect(second.lastByteAtMs - second.firstByteAtMs).toBeLessThan(200);
-    // The first at its 2 MB/s, the range at its own 4 MB/s.
-    expect(ratio(lines[0]!)).toBeLessThan(1.15);
+    // The first at its 2 MB/s (above it on loopback, as in the test before), the range at its own 4 MB/s.
+    expect(ratio(lines[0]!)).toBeLessThan(FIRST_RATIO_MAX);
     expect(ratio(lines[2]!)).toBeLessThan(1.3);
     expect(third.lastByteAtMs - third.firstByteAtMs).toBeGreaterThan(0.7 * 250);
     expect(server.app.sammy.pacing.activeResponses).toBe(0);
