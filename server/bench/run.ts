@@ -28,7 +28,7 @@ import { carryover } from './carryover.js';
 import type { ClientJob, GetResult } from './client.js';
 import { connections } from './connections.js';
 import type { CpuRow } from './cpu-ratios.js';
-import { CPU_FILE_BYTES, CPU_FILES, CPU_LOADS, cpuSection, measureCpuRow, warmUp, type BenchServer as CpuServer, type CpuSection } from './cpu.js';
+import { CPU_FILE_BYTES, CPU_FILES, CPU_LOADS, cpuSection, measureCpuRow, warmUp, type BenchServer as CpuServer, type CpuHarness, type CpuSection } from './cpu.js';
 import { inBenchNet } from './harness.js';
 import { fmt, type BenchKit, type BenchServer as Server, type NginxOptions } from './kit.js';
 import { BENCH_PREFIX, type BenchNet, sh } from './netns.js';
@@ -286,7 +286,7 @@ export function warmUpForCpu(net: BenchNet, server: Server): Promise<void> {
   return warmUp(cpuHarnessOf(net), server);
 }
 
-function cpuHarnessOf(net: BenchNet): { serverIp: string; runClient: <T>(job: ClientJob) => Promise<T>; cpuSeconds: (pid: number) => number } {
+function cpuHarnessOf(net: BenchNet): Pick<CpuHarness, 'serverIp' | 'runClient' | 'cpuSeconds'> {
   return { serverIp: net.serverIp, runClient: (job) => runClient(net, job), cpuSeconds };
 }
 

@@ -57,7 +57,7 @@ export class FileBody extends Readable {
   #settledCallbacks: Array<() => void> | null = null;
   /** Body bytes moved when the socket's idle timer last fired. */
   #sentAtLastTimeout = 0;
-  /** The socket was corked before the head; the transfer uncorks it (or, if none starts, #destroy's close does). */
+  /** The socket was corked before the head; the transfer uncorks it (or, if none starts, _destroy does). */
   #corked = false;
 
   constructor(fd: number, offsetBytes: number, lengthBytes: number) {
