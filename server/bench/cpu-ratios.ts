@@ -4,7 +4,22 @@
 
 export interface CpuRow {
   /** Which configuration the row measured. */
-  id: 'pacedDefault' | 'pacedKernel' | 'unpaced' | 'nginx' | 'nginxLimitRate' | 'pacedKernelStream' | 'unpacedStream' | 'edgePaced' | 'edgeUnpaced';
+  id:
+    | 'pacedDefault'
+    | 'pacedKernel'
+    | 'unpaced'
+    | 'nginx'
+    | 'nginxLimitRate'
+    /** nginx with every connection capped at the load's pace by the kernel (bench/pace-preload.c). */
+    | 'nginxPaced'
+    /** Under the namespace mechanism for 4-packet trains (tcp_min_tso_segs=4, gso_max_segs=4): this server's default plan (N=4), left to the kernel. */
+    | 'pacedNamespace'
+    /** nginx, capped as in nginxPaced, under the same namespace mechanism. */
+    | 'nginxPacedNamespace'
+    | 'pacedKernelStream'
+    | 'unpacedStream'
+    | 'edgePaced'
+    | 'edgeUnpaced';
   /** Keep-alive clients in the row's load. */
   clients: number;
   /** The row's label in the report. */
@@ -13,6 +28,9 @@ export interface CpuRow {
   elapsedS: number;
   cpuS: number;
   cpuSPerGB: number;
+  /** The whole machine's busy CPU seconds over the row (cpu.ts machineCpuSeconds: the clients and the softirq work too). */
+  machineCpuS: number;
+  machineCpuSPerGB: number;
 }
 
 export interface CpuRatios {
@@ -22,12 +40,30 @@ export interface CpuRatios {
   pacedDefaultVsNginx?: number;
   pacedKernelVsNginx?: number;
   unpacedVsNginx?: number;
+  /**
+   * Against nginx paced the same way by the kernel, when it was measured: the kernel's
+   * own pacing work (a timer and a transmit per train) is then in both. `nginxPacedVsNginx`
+   * is that work's share: what pacing costs a server that adds nothing of its own.
+   */
+  nginxPacedVsNginx?: number;
+  pacedKernelVsNginxPaced?: number;
+  /** 4-packet trains by the namespace mechanism: against unpaced nginx and against nginx paced under the same mechanism. */
+  pacedNamespaceVsNginx?: number;
+  pacedNamespaceVsNginxPaced?: number;
+  /**
+   * The whole machine's CPU per GB (the clients' too, the same in every row), against nginx
+   * paced the same way by the kernel: where the kernel's paced transmissions are
+   * counted whichever task they interrupt. Kernel trains against nginx's kernel trains,
+   * 4-packet bursts (application-timed, and by the namespace mechanism) against nginx's
+   * 4-packet trains, unpaced against unpaced.
+   */
+  machine?: { pacedKernelVsNginxPaced: number; pacedDefaultVsNginxPacedNamespace?: number; pacedNamespaceVsNginxPacedNamespace?: number; unpacedVsNginx: number };
   /** The zero-copy body path over the stream path, when the stream rows were measured. */
   zeroCopyVsStream?: { pacedKernel: number; unpaced: number };
 }
 
-function perGB(rows: readonly CpuRow[], id: CpuRow['id']): number | undefined {
-  return rows.find((r) => r.id === id)?.cpuSPerGB;
+function perGB(rows: readonly CpuRow[], id: CpuRow['id'], of: 'cpuSPerGB' | 'machineCpuSPerGB' = 'cpuSPerGB'): number | undefined {
+  return rows.find((r) => r.id === id)?.[of];
 }
 
 /** CPU-per-GB ratios of the rows measured with `clients` clients; throws when a row every run has is missing. */
@@ -44,6 +80,27 @@ export function cpuRatios(allRows: readonly CpuRow[], clients: number): CpuRatio
     ratios.pacedDefaultVsNginx = need('pacedDefault') / nginx;
     ratios.pacedKernelVsNginx = need('pacedKernel') / nginx;
     ratios.unpacedVsNginx = need('unpaced') / nginx;
+  }
+  const nginxPaced = perGB(rows, 'nginxPaced');
+  if (nginxPaced !== undefined) {
+    if (nginx !== undefined) ratios.nginxPacedVsNginx = nginxPaced / nginx;
+    ratios.pacedKernelVsNginxPaced = need('pacedKernel') / nginxPaced;
+  }
+  const machine = (id: CpuRow['id']): number | undefined => perGB(rows, id, 'machineCpuSPerGB');
+  const [machineNginx, machineNginxPaced, machineNginxPacedNamespace] = [machine('nginx'), machine('nginxPaced'), machine('nginxPacedNamespace')];
+  if (machineNginx !== undefined && machineNginxPaced !== undefined) {
+    ratios.machine = { pacedKernelVsNginxPaced: machine('pacedKernel')! / machineNginxPaced, unpacedVsNginx: machine('unpaced')! / machineNginx };
+    if (machineNginxPacedNamespace !== undefined) {
+      ratios.machine.pacedDefaultVsNginxPacedNamespace = machine('pacedDefault')! / machineNginxPacedNamespace;
+      const pacedNamespaceMachine = machine('pacedNamespace');
+      if (pacedNamespaceMachine !== undefined) ratios.machine.pacedNamespaceVsNginxPacedNamespace = pacedNamespaceMachine / machineNginxPacedNamespace;
+    }
+  }
+  const pacedNamespace = perGB(rows, 'pacedNamespace');
+  if (pacedNamespace !== undefined) {
+    if (nginx !== undefined) ratios.pacedNamespaceVsNginx = pacedNamespace / nginx;
+    const nginxPacedNamespace = perGB(rows, 'nginxPacedNamespace');
+    if (nginxPacedNamespace !== undefined) ratios.pacedNamespaceVsNginxPaced = pacedNamespace / nginxPacedNamespace;
   }
   const pacedKernelStream = perGB(rows, 'pacedKernelStream');
   const unpacedStream = perGB(rows, 'unpacedStream');

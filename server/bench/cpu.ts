@@ -2,6 +2,7 @@
 // server CPU seconds per GB served, this server against Debian's nginx (sendfile)
 // on the same files and the same clients, with 16 and with 1,000 keep-alive
 // clients. run.ts supplies the harness (namespaces, servers, clients).
+import { readFileSync } from 'node:fs';
 import type { ClientJob, LoadResult } from './client.js';
 import { cpuRatios, type CpuRatios, type CpuRow } from './cpu-ratios.js';
 
@@ -53,7 +54,12 @@ export interface BenchServer {
 export interface CpuHarness {
   serverIp: string;
   startSammy(name: string, args: string[]): Promise<BenchServer>;
-  startNginx(name: string, port: number, limitRateBytesPerS: number | null): Promise<BenchServer>;
+  /** `kernelPaceBytesPerS`: every connection capped at this rate (only when `nginxKernelPacing`). */
+  startNginx(name: string, port: number, o: { limitRateBytesPerS: number | null; kernelPaceBytesPerS?: number }): Promise<BenchServer>;
+  /** Why nginx cannot be paced by the kernel here (its LD_PRELOAD library did not build), or null when it can. */
+  nginxKernelPacingUnavailable: string | null;
+  /** The namespace mechanism for N-packet trains in the server's namespace (null: the kernel's defaults). */
+  setTrainCap(packets: number | null): void;
   stopServer(server: BenchServer): Promise<void>;
   runClient<T>(job: ClientJob): Promise<T>;
   /** CPU seconds used so far by a process and its children. */
@@ -80,6 +86,22 @@ export async function warmUp(h: Pick<CpuHarness, 'serverIp' | 'runClient'>, serv
   await h.runClient<LoadResult>({ kind: 'load', urls: urlsOf(h, server), headers: paced, connections: 16, targetBytes: WARM_UP_PACED_BYTES, maxS: 20 });
 }
 
+/**
+ * CPU seconds the whole machine has been busy (every core: user, nice, system, irq and
+ * softirq time from /proc/stat; not idle, iowait or steal). A paced socket's packets
+ * leave from the kernel's pacing timer, in softirq context, which /proc charges to
+ * whatever task the timer interrupts (often none: the idle task), not to the server;
+ * this figure counts that work, and the clients' and everything else's too.
+ */
+export function machineCpuSeconds(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , irq, softirq] = fields;
+  return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)) / CLOCK_TICKS_PER_S;
+}
+
+/** USER_HZ (`getconf CLK_TCK`): /proc's CPU times count in these on every Linux architecture. */
+export const CLOCK_TICKS_PER_S = 100;
+
 /** One row: `load` against `server`, its CPU seconds per GB (the edge bench measures its rows with this too, through run.ts). */
 export async function measureCpuRow(
   h: Pick<CpuHarness, 'serverIp' | 'runClient' | 'cpuSeconds'>,
@@ -90,6 +112,7 @@ export async function measureCpuRow(
   config: string,
 ): Promise<CpuRow> {
   const before = h.cpuSeconds(server.pid);
+  const machineBefore = machineCpuSeconds();
   const r = await h.runClient<LoadResult>({
     kind: 'load',
     urls: urlsOf(h, server),
@@ -99,20 +122,76 @@ export async function measureCpuRow(
     maxS: load.maxS,
   });
   const cpuS = h.cpuSeconds(server.pid) - before;
-  return { id, clients: load.clients, config, bytes: r.bytes, elapsedS: r.elapsedS, cpuS, cpuSPerGB: cpuS / (r.bytes / 1e9) };
+  const machineCpuS = machineCpuSeconds() - machineBefore;
+  const gb = r.bytes / 1e9;
+  return { id, clients: load.clients, config, bytes: r.bytes, elapsedS: r.elapsedS, cpuS, cpuSPerGB: cpuS / gb, machineCpuS, machineCpuSPerGB: machineCpuS / gb };
 }
 
 const fmt = (x: number | undefined, digits = 2): string => (x !== undefined && Number.isFinite(x) ? x.toFixed(digits) : '-');
 const paceLabel = (load: CpuLoad): string => `${(load.paceBytesPerS * 8) / MB} Mbit/s`;
 
 /** Runs `rows` on one server (started, warmed up, stopped). */
-async function onServer(h: CpuHarness, start: () => Promise<BenchServer>, rows: (server: BenchServer) => Promise<CpuRow[]>): Promise<CpuRow[]> {
+async function onServer<T>(h: CpuHarness, start: () => Promise<BenchServer>, rows: (server: BenchServer) => Promise<T>): Promise<T> {
   const server = await start();
   try {
     await warmUp(h, server);
     return await rows(server);
   } finally {
     await h.stopServer(server);
+  }
+}
+
+/**
+ * nginx paced as this server paces: every connection capped by the kernel at the
+ * load's rate (one nginx per load, since the cap is set when a connection is accepted).
+ * The kernel's work per train is then in both figures.
+ */
+async function nginxKernelPaced(h: CpuHarness, id: 'nginxPaced' | 'nginxPacedNamespace', trains: string): Promise<CpuRow[]> {
+  if (h.nginxKernelPacingUnavailable !== null) {
+    h.say(`No kernel-paced nginx rows: ${h.nginxKernelPacingUnavailable}`);
+    return [];
+  }
+  const rows: CpuRow[] = [];
+  for (const [i, load] of CPU_LOADS.entries()) {
+    const start = (): Promise<BenchServer> =>
+      h.startNginx(`nginx-${id}-${load.clients}`, NGINX_PACED_PORT + i, { limitRateBytesPerS: null, kernelPaceBytesPerS: load.paceBytesPerS });
+    const row = await onServer(h, start, async (s) => measureCpuRow(h, s, load, true, id, `nginx, every connection capped at ${paceLabel(load)} by the kernel, ${trains}`));
+    // A cap that did not take would serve the row's bytes at the veth pair's speed.
+    const paceBytesPerS = load.clients * load.paceBytesPerS;
+    if (row.bytes / row.elapsedS > 1.25 * paceBytesPerS) {
+      throw new Error(`${row.config}: served ${fmt((row.bytes / row.elapsedS / paceBytesPerS) * 100, 0)}% of the clients' summed pace; the LD_PRELOAD cap did not take`);
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+// One worker, as nginx runs one (worker_processes 1): CPU per GB is then one process's against one's.
+const ONE_WORKER = ['--workers', '1'];
+const NGINX_PACED_PORT = 18_082;
+/** The thesis's burst size, and the server's default N. */
+const NAMESPACE_TRAIN_PACKETS = 4;
+
+/**
+ * 4-packet bursts without application wake-ups: with tcp_min_tso_segs and gso_max_segs
+ * at 4 in its namespace the server leaves the default plan's bursts to the kernel, whose
+ * trains are then exactly 4 packets (the bursts section). Beside it, nginx paced under
+ * the same settings.
+ */
+async function namespaceTrains(h: CpuHarness, withNginx: boolean): Promise<CpuRow[]> {
+  const n = NAMESPACE_TRAIN_PACKETS;
+  const mechanism = `tcp_min_tso_segs=${n} gso_max_segs=${n}`;
+  h.setTrainCap(n);
+  try {
+    const rows = await onServer(h, () => h.startSammy('cpu-namespace', ONE_WORKER), async (s) => {
+      const out: CpuRow[] = [];
+      for (const load of CPU_LOADS) out.push(await measureCpuRow(h, s, load, true, 'pacedNamespace', `sammy paced ${paceLabel(load)}, N=${n} (default plan) under ${mechanism}`));
+      return out;
+    });
+    if (withNginx) rows.push(...(await nginxKernelPaced(h, 'nginxPacedNamespace', `trains of ${n} (${mechanism})`)));
+    return rows;
+  } finally {
+    h.setTrainCap(null);
   }
 }
 
@@ -124,8 +203,6 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
     `Every server first serves ${WARM_UP_BYTES / MB} MB unmeasured, then ${WARM_UP_PACED_BYTES / MB} MB paced at ${(WARM_UP_PACE_BYTES_PER_S * 8) / MB} Mbit/s a connection (its paced code compiled). Paced rows: N=4 default plan (application bursts here), or --burst-mode kernel.`,
   );
   h.say();
-  // One worker, as nginx runs one (worker_processes 1): CPU per GB is then one process's against one's.
-  const ONE_WORKER = ['--workers', '1'];
   const each = async (server: BenchServer, f: (load: CpuLoad) => Promise<CpuRow[]>): Promise<CpuRow[]> => {
     const out: CpuRow[] = [];
     for (const load of CPU_LOADS) out.push(...(await f(load)));
@@ -149,20 +226,22 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
   ];
   if (withNginx) {
     rows.push(
-      ...(await onServer(h, () => h.startNginx('nginx', 18_080, null), (s) =>
+      ...(await onServer(h, () => h.startNginx('nginx', 18_080, { limitRateBytesPerS: null }), (s) =>
         each(s, async (load) => [await measureCpuRow(h, s, load, false, 'nginx', 'nginx (sendfile), no pacing')]),
       )),
       // nginx's nearest equivalent; it grants one second of limit_rate up front, so
       // responses this small are not slowed at all (see the seconds column).
-      ...(await onServer(h, () => h.startNginx('nginx-limit', 18_081, CPU_LOADS[0]!.paceBytesPerS), async (s) => [
+      ...(await onServer(h, () => h.startNginx('nginx-limit', 18_081, { limitRateBytesPerS: CPU_LOADS[0]!.paceBytesPerS }), async (s) => [
         await measureCpuRow(h, s, CPU_LOADS[0]!, true, 'nginxLimitRate', `nginx limit_rate ${paceLabel(CPU_LOADS[0]!)} (does not slow 1 MB responses)`),
       ])),
+      ...(await nginxKernelPaced(h, 'nginxPaced', 'kernel trains')),
     );
   }
+  rows.push(...(await namespaceTrains(h, withNginx)));
   rows.sort((a, b) => a.clients - b.clients);
   h.table(
-    ['clients', 'configuration', 'GB served', 'seconds', 'MB/s', 'server CPU s', 'CPU s per GB'],
-    rows.map((r) => [String(r.clients), r.config, fmt(r.bytes / 1e9, 3), fmt(r.elapsedS, 1), fmt(r.bytes / MB / r.elapsedS, 0), fmt(r.cpuS), fmt(r.cpuSPerGB)]),
+    ['clients', 'configuration', 'GB served', 'seconds', 'MB/s', 'server CPU s', 'CPU s per GB', 'machine CPU s per GB'],
+    rows.map((r) => [String(r.clients), r.config, fmt(r.bytes / 1e9, 3), fmt(r.elapsedS, 1), fmt(r.bytes / MB / r.elapsedS, 0), fmt(r.cpuS), fmt(r.cpuSPerGB), fmt(r.machineCpuSPerGB)]),
   );
   h.say();
   const ratios = cpuRatios(rows, 16);
@@ -175,6 +254,18 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
       h.say(`${clients} clients, CPU per GB / nginx's: paced, kernel trains ${fmt(r.pacedKernelVsNginx)}x; paced, application bursts (N=4) ${fmt(r.pacedDefaultVsNginx)}x; unpaced ${fmt(r.unpacedVsNginx)}x`);
     }
     h.say(`${clients} clients, CPU per GB, application bursts / kernel trains (both paced): ${fmt(r.appWriterVsKernel)}x`);
+    if (r.pacedKernelVsNginxPaced !== undefined) {
+      h.say(`${clients} clients, CPU per GB, nginx paced by the kernel / nginx unpaced: ${fmt(r.nginxPacedVsNginx)}x; sammy paced, kernel trains / nginx paced the same way: ${fmt(r.pacedKernelVsNginxPaced)}x`);
+    }
+    if (r.machine !== undefined) {
+      const m = r.machine;
+      h.say(
+        `${clients} clients, the machine's CPU per GB against nginx paced the same way: kernel trains ${fmt(m.pacedKernelVsNginxPaced)}x; 4-packet bursts (application) / nginx's 4-packet trains ${fmt(m.pacedDefaultVsNginxPacedNamespace)}x; 4-packet trains (namespace) ${fmt(m.pacedNamespaceVsNginxPacedNamespace)}x; unpaced ${fmt(m.unpacedVsNginx)}x`,
+      );
+    }
+    if (r.pacedNamespaceVsNginx !== undefined) {
+      h.say(`${clients} clients, CPU per GB, 4-packet trains by the namespace mechanism: sammy / nginx unpaced ${fmt(r.pacedNamespaceVsNginx)}x; sammy / nginx paced the same way ${fmt(r.pacedNamespaceVsNginxPaced)}x`);
+    }
   }
   if (ratios.zeroCopyVsStream !== undefined) {
     h.say(`16 clients, CPU per GB, sendfile / stream body path: paced, kernel trains ${fmt(ratios.zeroCopyVsStream.pacedKernel)}x; unpaced ${fmt(ratios.zeroCopyVsStream.unpaced)}x`);

@@ -21,6 +21,11 @@ export interface NginxOptions {
   limitRateBytesPerS: number | null;
   /** Serve HTTPS with this certificate and key (the same files Sammy gets). */
   tls?: { certFile: string; keyFile: string } | null;
+  /**
+   * Cap every accepted connection at this rate with SO_MAX_PACING_RATE, through the
+   * bench's LD_PRELOAD library (bench/pace-preload.c, built at `preload`).
+   */
+  kernelPace?: { preload: string; bytesPerS: number } | null;
 }
 
 export interface BenchKit {

@@ -28,7 +28,7 @@ import { carryover } from './carryover.js';
 import type { ClientJob, GetResult } from './client.js';
 import { connections } from './connections.js';
 import type { CpuRow } from './cpu-ratios.js';
-import { CPU_FILE_BYTES, CPU_FILES, CPU_LOADS, cpuSection, measureCpuRow, warmUp, type BenchServer as CpuServer, type CpuHarness, type CpuSection } from './cpu.js';
+import { CLOCK_TICKS_PER_S, CPU_FILE_BYTES, CPU_FILES, CPU_LOADS, cpuSection, measureCpuRow, warmUp, type BenchServer as CpuServer, type CpuHarness, type CpuSection } from './cpu.js';
 import { inBenchNet } from './harness.js';
 import { fmt, type BenchKit, type BenchServer as Server, type NginxOptions } from './kit.js';
 import { BENCH_PREFIX, type BenchNet, sh } from './netns.js';
@@ -55,8 +55,7 @@ function cpuTicks(pid: number): number {
 
 /** CPU seconds used so far by a process and its children (nginx: master + workers). */
 export function cpuSeconds(pid: number): number {
-  const ticksPerS = Number(sh('getconf', ['CLK_TCK']).trim()) || 100;
-  return [pid, ...childPids(pid)].reduce((sum, p) => sum + cpuTicks(p), 0) / ticksPerS;
+  return [pid, ...childPids(pid)].reduce((sum, p) => sum + cpuTicks(p), 0) / CLOCK_TICKS_PER_S;
 }
 
 /** Runs `cmd args` inside the server's namespace. */
@@ -101,7 +100,8 @@ http {
 }
 `,
   );
-  const nginx = start(name, ...inServer(net)('nginx', ['-c', conf, '-p', prefix, '-g', 'daemon off;']));
+  const env = o.kernelPace ? { ...process.env, LD_PRELOAD: o.kernelPace.preload, PACE_BYTES_PER_S: String(Math.round(o.kernelPace.bytesPerS)) } : process.env;
+  const nginx = start(name, ...inServer(net)('nginx', ['-c', conf, '-p', prefix, '-g', 'daemon off;']), { env });
   // nginx says nothing when it is up: wait until it answers.
   for (let i = 0; i < 50; i++) {
     await new Promise((r) => setTimeout(r, 100));
@@ -290,8 +290,20 @@ function cpuHarnessOf(net: BenchNet): Pick<CpuHarness, 'serverIp' | 'runClient' 
   return { serverIp: net.serverIp, runClient: (job) => runClient(net, job), cpuSeconds };
 }
 
+/**
+ * Builds bench/pace-preload.c (nginx paced by the kernel) into `work`; the path, or why
+ * it could not be built.
+ */
+function buildPacePreload(work: string): { preload: string } | { unavailable: string } {
+  if (ensureAptPackages(['gcc', 'libc6-dev']).length > 0) return { unavailable: 'gcc not installed (sudo apt-get install -y gcc libc6-dev)' };
+  const preload = join(work, 'pace-preload.so');
+  const built = spawnSync('gcc', ['-O2', '-Wall', '-Wextra', '-shared', '-fPIC', '-o', preload, join(SERVER_DIR, 'bench', 'pace-preload.c'), '-ldl'], { encoding: 'utf8' });
+  return built.status === 0 ? { preload } : { unavailable: `gcc failed: ${(built.stderr ?? '').trim().slice(-300)}` };
+}
+
 function cpu(kit: BenchKit, withNginx: boolean): Promise<CpuSection> {
   const servers = new Map<CpuServer, Server>();
+  const pacing = withNginx ? buildPacePreload(kit.work) : { unavailable: 'nginx is not installed' };
   const keep = (s: Server | null): CpuServer => {
     if (s === null) throw new Error('nginx is not installed');
     servers.set(s, s);
@@ -301,7 +313,13 @@ function cpu(kit: BenchKit, withNginx: boolean): Promise<CpuSection> {
     {
       serverIp: kit.net.serverIp,
       startSammy: async (name, args) => keep(await kit.startSammy(name, args)),
-      startNginx: async (name, port, limitRateBytesPerS) => keep(await kit.startNginx(name, port, { limitRateBytesPerS })),
+      startNginx: async (name, port, o) => {
+        if (o.kernelPaceBytesPerS !== undefined && 'unavailable' in pacing) throw new Error(`nginx cannot be paced by the kernel: ${pacing.unavailable}`);
+        const kernelPace = o.kernelPaceBytesPerS === undefined || !('preload' in pacing) ? null : { preload: pacing.preload, bytesPerS: o.kernelPaceBytesPerS };
+        return keep(await kit.startNginx(name, port, { limitRateBytesPerS: o.limitRateBytesPerS, kernelPace }));
+      },
+      nginxKernelPacingUnavailable: 'unavailable' in pacing ? pacing.unavailable : null,
+      setTrainCap: (packets) => kit.net.setTrainCap(packets),
       stopServer: (lent) => kit.stop(servers.get(lent)!),
       runClient: (job) => kit.runClient('bench/client.ts', job),
       cpuSeconds,

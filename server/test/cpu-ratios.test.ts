@@ -1,6 +1,6 @@
 import { cpuRatios, type CpuRow } from '../bench/cpu-ratios.js';
 
-const row = (id: CpuRow['id'], cpuSPerGB: number, clients = 16): CpuRow => ({ id, clients, config: id, bytes: 1e9, elapsedS: 1, cpuS: cpuSPerGB, cpuSPerGB });
+const row = (id: CpuRow['id'], cpuSPerGB: number, clients = 16): CpuRow => ({ id, clients, config: id, bytes: 1e9, elapsedS: 1, cpuS: cpuSPerGB, cpuSPerGB, machineCpuS: 0, machineCpuSPerGB: 0 });
 
 describe('server bench CPU ratios', () => {
   test('are taken by row name and client count, whatever the order', () => {
@@ -22,6 +22,39 @@ describe('server bench CPU ratios', () => {
   test('the stream rows give the zero-copy path against the stream path', () => {
     const rows = [row('pacedKernel', 2), row('pacedDefault', 3), row('unpaced', 1), row('pacedKernelStream', 8), row('unpacedStream', 4)];
     expect(cpuRatios(rows, 16).zeroCopyVsStream).toEqual({ pacedKernel: 0.25, unpaced: 0.25 });
+  });
+
+  test('the kernel-paced nginx rows give the comparisons with the kernel pacing in both', () => {
+    const rows = [
+      row('nginx', 2),
+      row('unpaced', 3),
+      row('pacedKernel', 12),
+      row('pacedDefault', 16),
+      row('nginxPaced', 4),
+      row('pacedNamespace', 10),
+      row('nginxPacedNamespace', 5),
+      row('nginxPaced', 400, 1000),
+    ];
+    expect(cpuRatios(rows, 16)).toMatchObject({ pacedKernelVsNginx: 6, nginxPacedVsNginx: 2, pacedKernelVsNginxPaced: 3, pacedNamespaceVsNginx: 5, pacedNamespaceVsNginxPaced: 2 });
+    // Without its namespace twin, the namespace row is compared with unpaced nginx only.
+    const noTwin = cpuRatios(rows.filter((r) => r.id !== 'nginxPacedNamespace'), 16);
+    expect(noTwin.pacedNamespaceVsNginx).toBe(5);
+    expect(noTwin.pacedNamespaceVsNginxPaced).toBeUndefined();
+  });
+
+  test("the machine's CPU per GB is compared with nginx paced the same way", () => {
+    const machineRow = (id: CpuRow['id'], machineCpuSPerGB: number): CpuRow => ({ ...row(id, 1), machineCpuS: machineCpuSPerGB, machineCpuSPerGB });
+    const rows = [
+      machineRow('nginx', 1),
+      machineRow('unpaced', 1.5),
+      machineRow('pacedKernel', 3),
+      machineRow('pacedDefault', 5),
+      machineRow('nginxPaced', 2),
+      machineRow('pacedNamespace', 6),
+      machineRow('nginxPacedNamespace', 4),
+    ];
+    expect(cpuRatios(rows, 16).machine).toEqual({ pacedKernelVsNginxPaced: 1.5, pacedDefaultVsNginxPacedNamespace: 1.25, pacedNamespaceVsNginxPacedNamespace: 1.5, unpacedVsNginx: 1.5 });
+    expect(cpuRatios(rows.filter((r) => r.id !== 'nginxPaced'), 16).machine).toBeUndefined();
   });
 
   test('without nginx only the paced comparison is made; a missing row is named', () => {
