@@ -21,7 +21,7 @@ import type { LoadResult } from '@sammy/server/bench/client';
 import { inBenchNet } from '@sammy/server/bench/harness';
 import type { BenchNet } from '@sammy/server/bench/netns';
 import {
-  bucketCells, captureTrains, cpuSeconds, ensurePackage, fmt, inServer, measureCpu, pct, runClient, say, startNginx, startSammy, table, warmUpForCpu, type Server,
+  bucketCells, buildPacePreload, captureTrains, cpuSeconds, ensurePackage, fmt, inServer, measureCpu, pct, runClient, say, startNginx, startSammy, table, warmUpForCpu, type Server,
 } from '@sammy/server/bench/run';
 import { TRAIN_BUCKETS, type TrainSummary } from '@sammy/server/bench/trains';
 import { startServer, stop } from '@sammy/server/process';
@@ -34,15 +34,8 @@ const PACE_BYTES_PER_S = 2 * MB;
 const TRAIN_RATES_BYTES_PER_S = [2 * MB, 8 * MB];
 const TRAIN_N = 4;
 
-interface CpuRowOut {
-  id: string;
-  config: string;
-  cpuSPerGB: number;
-  cpuS: number;
-  bytes: number;
-  elapsedS: number;
-  originCpuS?: number;
-}
+/** The server bench's CPU row, and for the edge's rows the origin's CPU seconds during it. */
+type CpuRowOut = Awaited<ReturnType<typeof measureCpu>> & { originCpuS?: number };
 
 const loadLine = (): string => `load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`;
 
@@ -79,6 +72,18 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
     } finally {
       await stop(nginx.process, { signal: 'SIGQUIT', graceMs: 5000 });
     }
+    // nginx paced the way the edge paces: every connection capped by the kernel (the server bench's reference).
+    const pacing = buildPacePreload(work);
+    if ('unavailable' in pacing) say(`No kernel-paced nginx row: ${pacing.unavailable}`);
+    else {
+      const paced = await startNginx(net, work, mediaDir, 'nginx-paced', 18_082, { limitRateBytesPerS: null, kernelPace: { preload: pacing.preload, bytesPerS: PACE_BYTES_PER_S } });
+      try {
+        await warmUpForCpu(net, paced);
+        rows.push(await measureCpu(net, paced, true, 'nginxPaced', `nginx, every connection capped at ${PACE_BYTES_PER_S / MB} MB/s by the kernel`));
+      } finally {
+        await stop(paced.process, { signal: 'SIGQUIT', graceMs: 5000 });
+      }
+    }
   }
   const node = await startSammy(net, work, mediaDir, 'node', ['--burst-mode', 'kernel']);
   try {
@@ -101,13 +106,28 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
   say();
   const nginxPerGB = rows.find((r) => r.id === 'nginx')?.cpuSPerGB;
   table(
-    ['configuration', 'GB served', 'seconds', 'CPU s', 'CPU s per GB', 'x nginx', 'origin CPU s'],
-    rows.map((r) => [r.config, fmt(r.bytes / 1e9, 3), fmt(r.elapsedS, 1), fmt(r.cpuS, 2), fmt(r.cpuSPerGB, 2), nginxPerGB ? fmt(r.cpuSPerGB / nginxPerGB) : '-', r.originCpuS === undefined ? '-' : fmt(r.originCpuS, 2)]),
+    ['configuration', 'GB served', 'seconds', 'CPU s', 'CPU s per GB', 'x nginx', 'machine CPU s per GB', 'origin CPU s'],
+    rows.map((r) => [
+      r.config,
+      fmt(r.bytes / 1e9, 3),
+      fmt(r.elapsedS, 1),
+      fmt(r.cpuS, 2),
+      fmt(r.cpuSPerGB, 2),
+      nginxPerGB ? fmt(r.cpuSPerGB / nginxPerGB) : '-',
+      fmt(r.machineCpuSPerGB, 2),
+      r.originCpuS === undefined ? '-' : fmt(r.originCpuS, 2),
+    ]),
   );
   say();
-  const perGB = (id: string): number => rows.find((r) => r.id === id)!.cpuSPerGB;
+  const row = (id: CpuRowOut['id']): CpuRowOut | undefined => rows.find((r) => r.id === id);
+  const perGB = (id: CpuRowOut['id']): number => row(id)!.cpuSPerGB;
   say(`CPU per GB, edge paced / edge unpaced: ${fmt(perGB('edgePaced') / perGB('edgeUnpaced'))}x; Node paced / Node unpaced: ${fmt(perGB('pacedKernel') / perGB('unpaced'))}x`);
   say(`CPU per GB, edge / Node server: unpaced ${fmt(perGB('edgeUnpaced') / perGB('unpaced'))}x, paced ${fmt(perGB('edgePaced') / perGB('pacedKernel'))}x`);
+  const nginxPaced = row('nginxPaced');
+  if (nginxPaced !== undefined) {
+    const machine = (id: CpuRowOut['id']): number => row(id)!.machineCpuSPerGB / nginxPaced.machineCpuSPerGB;
+    say(`CPU per GB against nginx paced the same way: edge ${fmt(perGB('edgePaced') / nginxPaced.cpuSPerGB)}x, Node server ${fmt(perGB('pacedKernel') / nginxPaced.cpuSPerGB)}x; the machine's: edge ${fmt(machine('edgePaced'))}x, Node server ${fmt(machine('pacedKernel'))}x`);
+  }
   say();
   return rows;
 }

@@ -294,7 +294,7 @@ function cpuHarnessOf(net: BenchNet): Pick<CpuHarness, 'serverIp' | 'runClient' 
  * Builds bench/pace-preload.c (nginx paced by the kernel) into `work`; the path, or why
  * it could not be built.
  */
-function buildPacePreload(work: string): { preload: string } | { unavailable: string } {
+export function buildPacePreload(work: string): { preload: string } | { unavailable: string } {
   if (ensureAptPackages(['gcc', 'libc6-dev']).length > 0) return { unavailable: 'gcc not installed (sudo apt-get install -y gcc libc6-dev)' };
   const preload = join(work, 'pace-preload.so');
   const built = spawnSync('gcc', ['-O2', '-Wall', '-Wextra', '-shared', '-fPIC', '-o', preload, join(SERVER_DIR, 'bench', 'pace-preload.c'), '-ldl'], { encoding: 'utf8' });
