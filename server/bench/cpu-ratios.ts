@@ -49,7 +49,7 @@ export interface CpuRatios {
   pacedKernelVsNginxPaced?: number;
   /** 4-packet trains by the namespace mechanism: against unpaced nginx and against nginx paced under the same mechanism. */
   pacedNamespaceVsNginx?: number;
-  pacedNamespaceVsNginxPaced?: number;
+  pacedNamespaceVsNginxPacedNamespace?: number;
   /**
    * The whole machine's CPU per GB (the clients' too, the same in every row), against nginx
    * paced the same way by the kernel: where the kernel's paced transmissions are
@@ -100,7 +100,7 @@ export function cpuRatios(allRows: readonly CpuRow[], clients: number): CpuRatio
   if (pacedNamespace !== undefined) {
     if (nginx !== undefined) ratios.pacedNamespaceVsNginx = pacedNamespace / nginx;
     const nginxPacedNamespace = perGB(rows, 'nginxPacedNamespace');
-    if (nginxPacedNamespace !== undefined) ratios.pacedNamespaceVsNginxPaced = pacedNamespace / nginxPacedNamespace;
+    if (nginxPacedNamespace !== undefined) ratios.pacedNamespaceVsNginxPacedNamespace = pacedNamespace / nginxPacedNamespace;
   }
   const pacedKernelStream = perGB(rows, 'pacedKernelStream');
   const unpacedStream = perGB(rows, 'unpacedStream');

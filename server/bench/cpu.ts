@@ -54,7 +54,7 @@ export interface BenchServer {
 export interface CpuHarness {
   serverIp: string;
   startSammy(name: string, args: string[]): Promise<BenchServer>;
-  /** `kernelPaceBytesPerS`: every connection capped at this rate (only when `nginxKernelPacing`). */
+  /** `kernelPaceBytesPerS`: every connection capped at this rate (only when `nginxKernelPacingUnavailable` is null). */
   startNginx(name: string, port: number, o: { limitRateBytesPerS: number | null; kernelPaceBytesPerS?: number }): Promise<BenchServer>;
   /** Why nginx cannot be paced by the kernel here (its LD_PRELOAD library did not build), or null when it can. */
   nginxKernelPacingUnavailable: string | null;
@@ -264,7 +264,7 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
       );
     }
     if (r.pacedNamespaceVsNginx !== undefined) {
-      h.say(`${clients} clients, CPU per GB, 4-packet trains by the namespace mechanism: sammy / nginx unpaced ${fmt(r.pacedNamespaceVsNginx)}x; sammy / nginx paced the same way ${fmt(r.pacedNamespaceVsNginxPaced)}x`);
+      h.say(`${clients} clients, CPU per GB, 4-packet trains by the namespace mechanism: sammy / nginx unpaced ${fmt(r.pacedNamespaceVsNginx)}x; sammy / nginx paced the same way ${fmt(r.pacedNamespaceVsNginxPacedNamespace)}x`);
     }
   }
   if (ratios.zeroCopyVsStream !== undefined) {

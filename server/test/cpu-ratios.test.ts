@@ -35,11 +35,11 @@ describe('server bench CPU ratios', () => {
       row('nginxPacedNamespace', 5),
       row('nginxPaced', 400, 1000),
     ];
-    expect(cpuRatios(rows, 16)).toMatchObject({ pacedKernelVsNginx: 6, nginxPacedVsNginx: 2, pacedKernelVsNginxPaced: 3, pacedNamespaceVsNginx: 5, pacedNamespaceVsNginxPaced: 2 });
+    expect(cpuRatios(rows, 16)).toMatchObject({ pacedKernelVsNginx: 6, nginxPacedVsNginx: 2, pacedKernelVsNginxPaced: 3, pacedNamespaceVsNginx: 5, pacedNamespaceVsNginxPacedNamespace: 2 });
     // Without its namespace twin, the namespace row is compared with unpaced nginx only.
     const noTwin = cpuRatios(rows.filter((r) => r.id !== 'nginxPacedNamespace'), 16);
     expect(noTwin.pacedNamespaceVsNginx).toBe(5);
-    expect(noTwin.pacedNamespaceVsNginxPaced).toBeUndefined();
+    expect(noTwin.pacedNamespaceVsNginxPacedNamespace).toBeUndefined();
   });
 
   test("the machine's CPU per GB is compared with nginx paced the same way", () => {
