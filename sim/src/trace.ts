@@ -174,6 +174,35 @@ export function loadTrace(spec: string, options: TraceOptions = {}): Trace {
   return parseMahimahiTrace(text, name, options);
 }
 
+/**
+ * The same link, joined `offsetS` seconds into its trace: time 0 of the result is
+ * `offsetS` of `trace`. A periodic trace keeps its period (its steps rotated, the one
+ * in force split); a non-periodic one loses what lies before (its last step still
+ * holds forever). The lab's trace links start at the page request, seconds before the
+ * player's first request (the page loads over the link), so a session simulated from
+ * the trace's start meets the network earlier than the lab's player does.
+ */
+export function startTraceAt(trace: Trace, offsetS: number): Trace {
+  if (!Number.isFinite(offsetS) || offsetS < 0) throw new SimError('SIM_BAD_TRACE', `a trace offset must be a non-negative number of seconds, got ${offsetS}`);
+  if (offsetS === 0) return trace;
+  const n = trace.stepStartS.length;
+  const endS = (i: number): number => (i + 1 < n ? trace.stepStartS[i + 1]! : (trace.periodS ?? Infinity));
+  const step = (i: number, fromS: number, toS: number): { durationS: number; bandwidthKbps: number; latencyMs: number } => ({
+    durationS: toS - fromS,
+    bandwidthKbps: trace.bandwidthKbps[i]!,
+    latencyMs: trace.latencyS[i]! * 1000,
+  });
+  const localS = trace.periodS === null ? offsetS : offsetS % trace.periodS;
+  const at = stepIndex(trace, localS);
+  const steps = [step(at, localS, endS(at))];
+  for (let i = at + 1; i < n; i++) steps.push(step(i, trace.stepStartS[i]!, endS(i)));
+  if (trace.periodS !== null) {
+    for (let i = 0; i < at; i++) steps.push(step(i, trace.stepStartS[i]!, endS(i)));
+    if (localS > trace.stepStartS[at]!) steps.push(step(at, trace.stepStartS[at]!, localS));
+  }
+  return build(trace.name, trace.format, steps, trace.periodS);
+}
+
 /** Index of the step in force at `localS` (0 <= localS, within one period for periodic traces). */
 function stepIndex(trace: Trace, localS: number): number {
   const starts = trace.stepStartS;

@@ -32,6 +32,23 @@ describe('npm run sim', () => {
     }
   }, 30_000);
 
+  test('--trace-offset-s joins the trace that far in, and records it', () => {
+    const run = (extra: string[]): SessionQoE & { config: Record<string, unknown> } => {
+      const { status, stdout } = sim(['--trace', 'traces/step-down.json', '--arm', 'control', '--duration', '60', '--json', ...extra]);
+      expect(status).toBe(0);
+      return JSON.parse(stdout) as SessionQoE & { config: Record<string, unknown> };
+    };
+    const fromStart = run([]);
+    // Past the step down, the whole session meets the slow link.
+    const late = run(['--trace-offset-s', '600']);
+    expect(fromStart.config.traceOffsetS).toBe(0);
+    expect(late.config.traceOffsetS).toBe(600);
+    expect(late.avgBitrateKbps).toBeLessThan(fromStart.avgBitrateKbps);
+    const bad = sim(['--trace', 'constant:40000', '--trace-offset-s=-3']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--trace-offset-s must be a non-negative number of seconds/);
+  }, 30_000);
+
   test('prints QoE and smoothness for a person, and names bad options with exit code 2', () => {
     const ok = sim(['--trace', 'constant:40000', '--duration', '60', '--config', '{"beta":0.6}']);
     expect(ok.status).toBe(0);

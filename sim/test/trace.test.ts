@@ -11,6 +11,7 @@ import {
   meanBandwidthKbps,
   parseMahimahiTrace,
   parseStepsTrace,
+  startTraceAt,
   transferEndS,
 } from '../src/trace.js';
 import { LTE_LIKE, variableMahimahiTrace } from '../src/tracegen.js';
@@ -104,6 +105,45 @@ describe('mahimahi traces', () => {
     const bins = Array.from(parsed.bandwidthKbps);
     expect(Math.min(...bins)).toBeLessThan(1050);
     expect(Math.max(...bins)).toBeGreaterThan(8000);
+  });
+});
+
+describe('startTraceAt', () => {
+  const steps = parseStepsTrace(
+    [
+      { durationS: 2, bandwidthKbps: 1000, latencyMs: 10 },
+      { durationS: 3, bandwidthKbps: 0, latencyMs: 20 },
+      { durationS: 1, bandwidthKbps: 4000, latencyMs: 30 },
+    ],
+    'steps',
+  );
+  const periodic = variableMahimahiTrace(LTE_LIKE);
+
+  test('a non-periodic trace loses what lies before the offset; its last step still holds', () => {
+    const late = startTraceAt(steps, 1.5);
+    expect(Array.from(late.stepStartS)).toEqual([0, 0.5, 3.5]);
+    expect(Array.from(late.bandwidthKbps)).toEqual([1000, 0, 4000]);
+    expect(latencyAtS(late, 1)).toBeCloseTo(0.02);
+    expect(capacityKbits(late, 0, 100)).toBeCloseTo(capacityKbits(steps, 1.5, 101.5));
+    expect(bandwidthAtKbps(startTraceAt(steps, 60), 0)).toBe(4000);
+  });
+
+  test.each([0.05, 3.3, 47.25, 130, 1000.7])('a periodic trace joined at %p s carries what the original carries from there', (offsetS) => {
+    const trace = parseMahimahiTrace(periodic, 'lte');
+    const joined = startTraceAt(trace, offsetS);
+    expect(joined.periodS).toBe(trace.periodS);
+    for (const [fromS, toS] of [
+      [0, 1],
+      [0.37, 9.1],
+      [5, 250],
+    ] as const) {
+      expect(capacityKbits(joined, fromS, toS)).toBeCloseTo(capacityKbits(trace, offsetS + fromS, offsetS + toS), 6);
+    }
+  });
+
+  test('offset 0 is the trace itself; a negative offset is refused', () => {
+    expect(startTraceAt(steps, 0)).toBe(steps);
+    expect(() => startTraceAt(steps, -1)).toThrow(/non-negative number of seconds/);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * npm run sim -- --trace TRACE [--ladder SEGMENTS_JSON] [--arm sammy|control|fixed4x|spiral]
  *                [--duration S] [--json] [--max-buffer S] [--config JSON] [--history-kbps LIST]
- *                [--latency-ms MS] [--mahimahi-bin-ms MS]
+ *                [--latency-ms MS] [--mahimahi-bin-ms MS] [--trace-offset-s S]
  */
 import { basename } from 'node:path';
 import { armFactory } from '../arms/index.js';
@@ -10,11 +10,12 @@ import { SimError } from '../errors.js';
 import { loadSidecar } from '../ladder.js';
 import { DEFAULT_SESSION_DURATION_S, simulateSession, type SimSessionQoE } from '../session.js';
 import { theorem1 } from '../theorem1.js';
-import { DEFAULT_LATENCY_MS, DEFAULT_MAHIMAHI_BIN_MS, loadTrace, meanBandwidthKbps } from '../trace.js';
+import { DEFAULT_LATENCY_MS, DEFAULT_MAHIMAHI_BIN_MS, loadTrace, meanBandwidthKbps, startTraceAt } from '../trace.js';
 import { BUNDLED_LADDER, jsonObject, numberList, numberOption, runMain, traceSpec, userPath, cliValues } from './common.js';
 
 const USAGE = `usage: npm run sim -- --trace TRACE [--ladder SEGMENTS_JSON] [--arm ${SIM_ARMS.join('|')}] [--duration S] [--json]
          [--max-buffer S] [--config '{"beta":0.6}'] [--history-kbps 8000,9000] [--latency-ms ${DEFAULT_LATENCY_MS}] [--mahimahi-bin-ms ${DEFAULT_MAHIMAHI_BIN_MS}]
+         [--trace-offset-s 0]
   TRACE: constant:KBPS | a JSON steps file | a mahimahi file (sim/traces/ has examples)
   --ladder defaults to the bundled lab ladder (sim/fixtures/lab-segments.json)`;
 
@@ -58,6 +59,7 @@ async function main(): Promise<number> {
       'history-kbps': { type: 'string' },
       'latency-ms': { type: 'string' },
       'mahimahi-bin-ms': { type: 'string' },
+      'trace-offset-s': { type: 'string' },
     },
     USAGE,
   );
@@ -69,10 +71,14 @@ async function main(): Promise<number> {
   const arm = values.arm as SimArm;
   const latencyMs = numberOption(values['latency-ms'], '--latency-ms', (n) => n >= 0, 'a non-negative number of ms');
   const binMs = numberOption(values['mahimahi-bin-ms'], '--mahimahi-bin-ms', (n) => n > 0, 'a positive number of ms');
-  const trace = loadTrace(traceSpec(values.trace), {
-    ...(latencyMs === undefined ? {} : { defaultLatencyMs: latencyMs }),
-    ...(binMs === undefined ? {} : { mahimahiBinMs: binMs }),
-  });
+  const traceOffsetS = numberOption(values['trace-offset-s'], '--trace-offset-s', (n) => n >= 0, 'a non-negative number of seconds') ?? 0;
+  const trace = startTraceAt(
+    loadTrace(traceSpec(values.trace), {
+      ...(latencyMs === undefined ? {} : { defaultLatencyMs: latencyMs }),
+      ...(binMs === undefined ? {} : { mahimahiBinMs: binMs }),
+    }),
+    traceOffsetS,
+  );
   const ladderPath = values.ladder === undefined ? BUNDLED_LADDER : userPath(values.ladder);
   const sidecar = loadSidecar(ladderPath);
   const durationS = numberOption(values.duration, '--duration', (n) => n > 0, 'a positive number of seconds') ?? DEFAULT_SESSION_DURATION_S;
@@ -92,6 +98,7 @@ async function main(): Promise<number> {
   qoe.config.ladder = ladderPath;
   qoe.config.defaultLatencyMs = latencyMs ?? DEFAULT_LATENCY_MS;
   if (trace.format === 'mahimahi') qoe.config.mahimahiBinMs = binMs ?? DEFAULT_MAHIMAHI_BIN_MS;
+  qoe.config.traceOffsetS = traceOffsetS;
   qoe.config.traceMeanKbps = meanBandwidthKbps(trace, qoe.sim.lastArrivalS);
   if (values.json) console.log(JSON.stringify(qoe));
   else console.log(formatSession(qoe, basename(ladderPath)));
