@@ -65,24 +65,23 @@ async function cpu(net: BenchNet, work: string, mediaDir: string, withNginx: boo
   say(`before: ${loadLine()}`);
   const rows: CpuRowOut[] = [];
   if (withNginx) {
-    const nginx = await startNginx(net, work, mediaDir, 'nginx', 18_080, { limitRateBytesPerS: null });
-    try {
-      await warmUpForCpu(net, nginx);
-      rows.push(await measureCpu(net, nginx, false, 'nginx', 'nginx (sendfile), no pacing'));
-    } finally {
-      await stop(nginx.process, { signal: 'SIGQUIT', graceMs: 5000 });
-    }
+    // One nginx row: started, warmed up, measured, stopped.
+    const nginxRow = async (name: string, port: number, o: Parameters<typeof startNginx>[5], paced: boolean, id: CpuRowOut['id'], config: string): Promise<void> => {
+      const nginx = await startNginx(net, work, mediaDir, name, port, o);
+      try {
+        await warmUpForCpu(net, nginx);
+        rows.push(await measureCpu(net, nginx, paced, id, config));
+      } finally {
+        await stop(nginx.process, { signal: 'SIGQUIT', graceMs: 5000 });
+      }
+    };
+    await nginxRow('nginx', 18_080, { limitRateBytesPerS: null }, false, 'nginx', 'nginx (sendfile), no pacing');
     // nginx paced the way the edge paces: every connection capped by the kernel (the server bench's reference).
     const pacing = buildPacePreload(work);
     if ('unavailable' in pacing) say(`No kernel-paced nginx row: ${pacing.unavailable}`);
     else {
-      const paced = await startNginx(net, work, mediaDir, 'nginx-paced', 18_082, { limitRateBytesPerS: null, kernelPace: { preload: pacing.preload, bytesPerS: PACE_BYTES_PER_S } });
-      try {
-        await warmUpForCpu(net, paced);
-        rows.push(await measureCpu(net, paced, true, 'nginxPaced', `nginx, every connection capped at ${PACE_BYTES_PER_S / MB} MB/s by the kernel`));
-      } finally {
-        await stop(paced.process, { signal: 'SIGQUIT', graceMs: 5000 });
-      }
+      const kernelPace = { preload: pacing.preload, bytesPerS: PACE_BYTES_PER_S };
+      await nginxRow('nginx-paced', 18_082, { limitRateBytesPerS: null, kernelPace }, true, 'nginxPaced', `nginx, every connection capped at ${PACE_BYTES_PER_S / MB} MB/s by the kernel`);
     }
   }
   const node = await startSammy(net, work, mediaDir, 'node', ['--burst-mode', 'kernel']);
