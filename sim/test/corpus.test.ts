@@ -11,7 +11,7 @@ import { compareOnCorpus, type CorpusResult } from '../src/corpus/compare.js';
 import { corpusTraces } from '../src/corpus/traces.js';
 import { armFactory } from '../src/arms/index.js';
 import { simulateSession } from '../src/session.js';
-import { constantTrace } from '../src/trace.js';
+import { capacityKbits, constantTrace } from '../src/trace.js';
 import { bundledTraces, labSidecar, TOP_KBPS } from './helpers.js';
 
 const SUBSET = [
@@ -30,6 +30,9 @@ const SUBSET = [
   'outage-10s-at-120s-1200',
   'lte-walk-1500-seed1000',
   'lte-walk-6000-seed1006',
+  // The link lost early, while the buffer fills: both missed on rebuffering before the reserve.
+  'lte-walk-1500-seed1100-outage-20s-at-15s',
+  'lte-walk-2000-seed1101-outage-30s-at-20s',
 ];
 
 /** The corpus run before the stable rung choice (and before the control model's AbandonRequestsRule). */
@@ -83,7 +86,8 @@ describe('the corpus', () => {
     expect(new Set(names).size).toBe(names.length);
     // 10% either side of each rung of the lab ladder (150, 300, 500, 750, 1050 kbps).
     expect(names.filter((n) => n.startsWith('constant-'))).toEqual([135, 165, 270, 330, 450, 550, 675, 825, 945, 1155].map((k) => `constant-${k}`));
-    expect(names.filter((n) => n.startsWith('lte-walk-'))).toHaveLength(8);
+    expect(names.filter((n) => n.startsWith('lte-walk-') && !n.includes('-outage-'))).toHaveLength(8);
+    expect(names.filter((n) => n.startsWith('lte-walk-') && n.includes('-outage-'))).toHaveLength(4);
     expect(corpusTraces({ files: bundledTraces(), ladderKbps, generated: false })).toHaveLength(bundledTraces().length);
   });
 
@@ -95,5 +99,15 @@ describe('the corpus', () => {
     const outage = a.find((t) => t.name === 'outage-10s-at-120s-3000')!;
     expect(Array.from(outage.bandwidthKbps)).toEqual([3000, 0, 3000]);
     expect(Array.from(outage.stepStartS)).toEqual([0, 120, 130]);
+  });
+
+  test('a walk with an early outage carries nothing in its outage and is the plain walk elsewhere', () => {
+    const list = corpusTraces({ files: [], ladderKbps });
+    const walk = list.find((t) => t.name === 'lte-walk-2000-seed1101-outage-30s-at-20s')!;
+    expect(capacityKbits(walk, 20, 50)).toBeLessThan(1e-6);
+    expect(capacityKbits(walk, 0, 19.9)).toBeGreaterThan(0);
+    expect(capacityKbits(walk, 50.1, 600)).toBeGreaterThan(0);
+    // Not periodic within a session: a second outage 120 s later (the plain walks' period) would show here.
+    expect(capacityKbits(walk, 140, 170)).toBeGreaterThan(0);
   });
 });

@@ -18,6 +18,20 @@ export interface SammyConfig {
   /** HYB lookahead T, in segments: D_T is their total duration. */
   lookaheadSegments: number;
   /**
+   * The stability rule's reserve R as a fraction of `maxBufferS`, in [0, 0.99]: an
+   * up-switch must keep its predicted buffer B_T above min(B_0 + g D_T, R) (g:
+   * `reserveFillRate`), so a session climbs only while its buffer grows towards R and
+   * spends on quality only the buffer above R (stability.ts). 0: HYB's own B_T > 0.
+   * The pace's floor includes what such an up-switch to the top needs (pace.ts).
+   */
+  bufferReserveFraction: number;
+  /**
+   * g: while the buffer is under the reserve, an up-switch's plan must add g seconds of
+   * buffer per second of lookahead (at the discounted estimate), in [0, 0.95]: the new
+   * rung's bitrate is then at most beta x (1 - g). No effect without a reserve.
+   */
+  reserveFillRate: number;
+  /**
    * The buffer target: the player requests only while buffer + one segment is below it,
    * so the fullest buffer a request sees is this minus one segment; the pace rate's
    * buffer fraction is measured against that (pace.ts `fullBufferS`). 30 s is dash.js's own target at
@@ -74,6 +88,8 @@ export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
   paceFullMultiplier: 2.9,
   beta: 0.8,
   lookaheadSegments: 7,
+  bufferReserveFraction: 0.4,
+  reserveFillRate: 0.25,
   maxBufferS: 30,
   throughputWindow: 5,
   historySize: 10,
@@ -109,6 +125,8 @@ const RANGES: Record<keyof SammyConfig, Range> = {
   paceFullMultiplier: { min: 0, max: 1000 },
   beta: { min: 0, max: 1, openMin: true },
   lookaheadSegments: { min: 1, max: 1000, integer: true },
+  bufferReserveFraction: { min: 0, max: 0.99 },
+  reserveFillRate: { min: 0, max: 0.95 },
   maxBufferS: { min: 0, max: 86_400, openMin: true },
   throughputWindow: { min: 1, max: 1000, integer: true },
   historySize: { min: 1, max: 1000, integer: true },
@@ -165,4 +183,9 @@ export function pickSammyConfig(config: SammyConfig): SammyConfig {
   const out = {} as SammyConfig;
   for (const key of Object.keys(RANGES) as (keyof SammyConfig)[]) out[key] = config[key];
   return out;
+}
+
+/** The reserve in the form the up-switch test takes: R in seconds (`bufferReserveFraction` of the buffer target) and g. */
+export function bufferReserve(config: Pick<SammyConfig, 'bufferReserveFraction' | 'maxBufferS' | 'reserveFillRate'>): { reserveS: number; reserveFillRate: number } {
+  return { reserveS: config.bufferReserveFraction * config.maxBufferS, reserveFillRate: config.reserveFillRate };
 }

@@ -4,8 +4,9 @@
  * HYB needs to keep choosing the top rung (Eq. 2.1) nor below the one the stability
  * rule needs to switch back up to it.
  */
-import type { SammyConfig } from './config.js';
+import { bufferReserve, type SammyConfig } from './config.js';
 import { lookahead, type Ladder } from './ladder.js';
+import { keptBufferS } from './stability.js';
 
 /**
  * Eq. 2.1: the least throughput estimate with which HYB still picks bitrate `topKbps`:
@@ -66,7 +67,8 @@ export interface Pace {
   eq21LookaheadKbps: number;
   /**
    * The least estimate with which the stability rule lets Sammy switch up to the top
-   * rung: its bitrate (nominal or lookahead, the larger) / upSwitchSafety.
+   * rung: its bitrate (nominal or lookahead, the larger) / upSwitchSafety, and with a
+   * reserve (stability.ts) S_T / (beta (B_0 + D_T - K)), K = min(B_0 + g D_T, R).
    */
   upSwitchKbps: number;
   /** max(eq21, eq21Lookahead, upSwitch) * floorHeadroom. */
@@ -82,7 +84,9 @@ export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pac
   const eq21Kbps = eq21FloorKbps(topKbps, cfg.beta, bufferS, la.durationS);
   const eq21LookaheadKbps = la.sizeKbit / (cfg.beta * (bufferS + la.durationS));
   // Stability (stability.ts): an up-switch to the top needs x >= its bitrate / upSwitchSafety.
-  const upSwitchKbps = Math.max(topKbps, la.sizeKbit / la.durationS) / cfg.upSwitchSafety;
+  const keptS = keptBufferS(bufferS, la.durationS, bufferReserve(cfg));
+  const reserveKbps = la.sizeKbit / (cfg.beta * (bufferS + la.durationS - keptS));
+  const upSwitchKbps = Math.max(Math.max(topKbps, la.sizeKbit / la.durationS) / cfg.upSwitchSafety, reserveKbps);
   const floorKbps = Math.max(eq21Kbps, eq21LookaheadKbps, upSwitchKbps) * cfg.floorHeadroom;
   const fraction = bufferFraction(bufferS, fullBufferS(cfg.maxBufferS, ladder.segmentDurationS));
   const bufferBasedKbps = bufferBasedPaceKbps(topKbps, fraction, cfg);

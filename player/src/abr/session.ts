@@ -194,7 +194,7 @@ export class SammySession {
     const why = choice.noSafeRung
       ? `no rung keeps B_T > 0 at ${fmt(kbps)} (${source}): lowest rung`
       : choice.heldBelowRung !== null
-        ? `stable: rung ${rung} (B_T = ${choice.predictedBufferS.toFixed(1)} s) rather than HYB's ${choice.heldBelowRung} at ${fmt(kbps)} (${source}): the up-switch is not sustained`
+        ? `stable: rung ${rung} (B_T = ${choice.predictedBufferS.toFixed(1)} s) rather than HYB's ${choice.heldBelowRung} at ${fmt(kbps)} (${source}): the up-switch is not sustained or would not keep the reserve`
         : `HYB: rung ${rung} keeps B_T = ${choice.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
     return { ...common, rung, predictedBufferS: choice.predictedBufferS, reason: `${why}; ${paceText}` };
   }

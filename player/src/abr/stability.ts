@@ -16,12 +16,33 @@
  * That is hysteresis on the estimate: going up takes x above the rung's bitrate, staying
  * takes only HYB's buffer test, so a buffer fed by a link near a rung carries the player
  * through the estimate's dips instead of switching at each one.
+ *
+ * An up-switch also keeps a reserve (`bufferReserveFraction`, `reserveFillRate`): its
+ * predicted B_T must exceed min(B_0 + g D_T, R), not just 0. A session then climbs only
+ * as far as lets its buffer grow towards R, and spends on quality only the buffer above
+ * R, so a link lost early in a session (a tunnel, a lost handover) finds a buffer to play
+ * from. Holds and down-switches stay HYB's, so the reserve never forces a switch down.
  */
-import type { SammyConfig } from './config.js';
+import { bufferReserve, type SammyConfig } from './config.js';
 import { hybRung, predictedBufferS, type HybInput, type HybResult } from './hyb.js';
 import { lookahead, type Ladder } from './ladder.js';
 
-export type StabilityRule = Pick<SammyConfig, 'upSwitchSafety'>;
+export type StabilityRule = Pick<SammyConfig, 'upSwitchSafety' | 'bufferReserveFraction' | 'reserveFillRate' | 'maxBufferS'>;
+
+/** HYB's reserve in seconds and its fill rate (config.ts). */
+export interface BufferReserve {
+  reserveS: number;
+  reserveFillRate: number;
+}
+
+/**
+ * The B_T an up-switch must leave over a lookahead of D_T: min(B_0 + g D_T, R). Above
+ * the reserve R the plan may spend the buffer down to R; under it the buffer must grow
+ * by g seconds per second of lookahead. 0 without a reserve (HYB's own B_T > 0).
+ */
+export function keptBufferS(bufferS: number, durationS: number, reserve: BufferReserve): number {
+  return Math.min(Math.max(0, bufferS) + reserve.reserveFillRate * durationS, reserve.reserveS);
+}
 
 export interface StableInput extends HybInput {
   /** The rung of the previous chunk; null for the session's first chunk. */
@@ -36,11 +57,12 @@ export interface StableResult extends HybResult {
 /** The highest rung in (current, hyb] that passes the up-switch test, or null. */
 function upSwitchRung(ladder: Ladder, input: StableInput, hyb: HybResult, rule: StabilityRule): { rung: number; predictedBufferS: number } | null {
   const x = input.estimateKbps;
+  const reserve = bufferReserve(rule);
   for (let rung = hyb.rung; rung > input.currentRung!; rung--) {
     const la = lookahead(ladder, rung, input.segmentIndex, input.lookaheadSegments);
     const bT = predictedBufferS(input.bufferS, la.durationS, la.sizeKbit, input.beta * x);
     const bitrateKbps = Math.max(ladder.bitratesKbps[rung]!, la.sizeKbit / la.durationS);
-    if (bitrateKbps <= rule.upSwitchSafety * x && bT > 0) return { rung, predictedBufferS: bT };
+    if (bitrateKbps <= rule.upSwitchSafety * x && bT > keptBufferS(input.bufferS, la.durationS, reserve)) return { rung, predictedBufferS: bT };
   }
   return null;
 }

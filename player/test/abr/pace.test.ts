@@ -1,12 +1,17 @@
 import { DEFAULT_SAMMY_CONFIG, resolveSammyConfig } from '../../src/abr/config.js';
 import { lookahead } from '../../src/abr/ladder.js';
 import { bufferFraction, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps } from '../../src/abr/pace.js';
+import { stableRung } from '../../src/abr/stability.js';
 import { cbrLadder, seededRandom, vbrLadder } from './fixtures.js';
 
 const ladder = cbrLadder();
 const TOP = 4;
-/** The arithmetic below uses HYB's beta = 0.5 and T = 5 segments (D_T = 10 s). */
-const cfg = resolveSammyConfig({ beta: 0.5, lookaheadSegments: 5 });
+/**
+ * The arithmetic below uses HYB's beta = 0.5 and T = 5 segments (D_T = 10 s), and no
+ * reserve (Eq. 2.1 in the thesis's form); the reserve's bound has its own test.
+ */
+const NO_RESERVE = { bufferReserveFraction: 0 };
+const cfg = resolveSammyConfig({ beta: 0.5, lookaheadSegments: 5, ...NO_RESERVE });
 
 describe('pace rate (thesis 2.4.2)', () => {
   test('11x the top bitrate at an empty buffer, 2.9x at a full one', () => {
@@ -60,7 +65,7 @@ describe('pace rate (thesis 2.4.2)', () => {
   });
 
   test('the floor takes over when the buffer-based rate would fall below it (small beta)', () => {
-    const lowBeta = resolveSammyConfig({ beta: 0.05, lookaheadSegments: 5 });
+    const lowBeta = resolveSammyConfig({ beta: 0.05, lookaheadSegments: 5, ...NO_RESERVE });
     // Full buffer: buffer-based 3045; floor 1050 / 0.05 / (1 + 30/10) * 1.1 = 5775.
     const p = paceFor(ladder, lowBeta, { bufferS: 30, segmentIndex: 0, maxRung: TOP });
     expect(p.bound).toBe('floor');
@@ -70,11 +75,36 @@ describe('pace rate (thesis 2.4.2)', () => {
 
   test('the lookahead floor uses the real upcoming sizes (VBR chunks above nominal raise it)', () => {
     const vbr = vbrLadder();
-    const p = paceFor(vbr, resolveSammyConfig({ beta: 0.05, lookaheadSegments: 5 }), { bufferS: 30, segmentIndex: 3, maxRung: TOP });
+    const p = paceFor(vbr, resolveSammyConfig({ beta: 0.05, lookaheadSegments: 5, ...NO_RESERVE }), { bufferS: 30, segmentIndex: 3, maxRung: TOP });
     const sizes = vbr.segmentSizesBytes[TOP]!.slice(3, 8);
     const sizeKbit = (sizes.reduce((a, b) => a + b, 0) * 8) / 1000;
     expect(p.eq21LookaheadKbps).toBeCloseTo(sizeKbit / (0.05 * (30 + 10)), 6);
     expect(p.floorKbps).toBeCloseTo(Math.max(p.eq21Kbps, p.eq21LookaheadKbps) * 1.1, 6);
+  });
+
+  test("with a reserve the floor covers the up-switch's reserve test: S_T / (beta (B_0 + D_T - K))", () => {
+    // R = 0.4 x 30 = 12 s, g = 0.25, pace multipliers 1x so that the floor binds.
+    const reserved = resolveSammyConfig({ beta: 0.5, lookaheadSegments: 5, bufferReserveFraction: 0.4, reserveFillRate: 0.25, paceEmptyMultiplier: 1, paceFullMultiplier: 1 });
+    // B_0 = 4: K = min(4 + 2.5, 12) = 6.5; 10500 / (0.5 x 7.5) = 2800, x 1.1.
+    const under = paceFor(ladder, reserved, { bufferS: 4, segmentIndex: 0, maxRung: TOP });
+    expect(under.upSwitchKbps).toBeCloseTo(2800, 9);
+    expect(under.floorKbps).toBeCloseTo(3080, 9);
+    expect(under.bound).toBe('floor');
+    // B_0 = 20: K = R = 12; 10500 / (0.5 x 18) = 1166.7 (Eq. 2.1 alone: 700).
+    const above = paceFor(ladder, reserved, { bufferS: 20, segmentIndex: 0, maxRung: TOP });
+    expect(above.eq21Kbps).toBeCloseTo(700, 9);
+    expect(above.upSwitchKbps).toBeCloseTo(10500 / 9, 9);
+  });
+
+  test('an estimate at the floor lets the stability rule climb back to the top at any buffer (random inputs)', () => {
+    const rnd = seededRandom(19);
+    for (let i = 0; i < 2000; i++) {
+      const c = resolveSammyConfig({ bufferReserveFraction: rnd() * 0.9, reserveFillRate: rnd() * 0.9, maxBufferS: 10 + rnd() * 230 });
+      const bufferS = rnd() * c.maxBufferS;
+      const p = paceFor(ladder, c, { bufferS, segmentIndex: 0, maxRung: TOP });
+      const choice = stableRung(ladder, { bufferS, segmentIndex: 0, estimateKbps: p.floorKbps, maxRung: TOP, beta: c.beta, lookaheadSegments: c.lookaheadSegments, currentRung: TOP - 1 }, c);
+      expect(choice.rung).toBe(TOP);
+    }
   });
 
   test('never below the Eq. 2.1 floor, and rtp never below the pace (random inputs)', () => {

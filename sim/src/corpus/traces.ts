@@ -6,8 +6,10 @@
  *
  * - constant links 10% below and 10% above every rung's bitrate (where a rung choice
  *   flaps most easily);
- * - steps down and up, periodic fades, a 10 s outage;
- * - LTE-like random walks (`src/tracegen.ts`) at several means and seeds.
+ * - steps down and up, periodic fades, a 10 s outage once the buffer is full;
+ * - LTE-like random walks (`src/tracegen.ts`) at several means and seeds, and walks
+ *   that lose the link for 20-40 s early in the session, while the buffer is still
+ *   filling (a cellular link in a tunnel or a lost handover).
  *
  * Generated traces carry {@link CORPUS_LATENCY_MS}; files carry their own latency (JSON
  * steps) or take the caller's default (mahimahi).
@@ -52,6 +54,21 @@ function outage(baseKbps: number, atS: number, lengthS: number): Trace {
   ]);
 }
 
+/**
+ * An LTE-like walk over the whole generated span (no repeat within a session) with no
+ * delivery opportunity from `atS` for `lengthS`.
+ */
+function walkWithOutage(prefix: string, meanKbps: number, seed: number, atS: number, lengthS: number): Trace {
+  const text = variableMahimahiTrace({ ...LTE_LIKE, meanKbps, seed, periodS: GENERATED_SPAN_S });
+  const fromMs = atS * 1000;
+  const toMs = (atS + lengthS) * 1000;
+  const kept = text.split('\n').filter((line) => {
+    const ms = Number(line);
+    return line === '' || ms < fromMs || ms >= toMs;
+  });
+  return parseMahimahiTrace(kept.join('\n'), `${prefix}-${meanKbps}-seed${seed}-outage-${lengthS}s-at-${atS}s`, { defaultLatencyMs: CORPUS_LATENCY_MS });
+}
+
 /** LTE-like random walks: four means, two seeds each. */
 const RANDOM_WALKS: readonly { meanKbps: number; seed: number }[] = [1500, 2500, 4000, 6000].flatMap((meanKbps, i) => [
   { meanKbps, seed: 1000 + 2 * i },
@@ -86,6 +103,10 @@ export function generatedTraces(ladderKbps: readonly number[]): Trace[] {
     outage(1200, 120, 10),
     outage(40000, 120, 10),
     ...walks,
+    walkWithOutage('lte-walk', 1500, 1100, 15, 20),
+    walkWithOutage('lte-walk', 2000, 1101, 20, 30),
+    walkWithOutage('lte-walk', 2500, 1102, 25, 30),
+    walkWithOutage('lte-walk', 3000, 1103, 30, 40),
   ];
 }
 
@@ -117,6 +138,8 @@ export function holdoutTraces(): Trace[] {
     fade(1500, 500, 25, 6),
     fade(900, 150, 50, 12),
     held('outage-20s-at-150s-2000', [[150, 2000], [20, 0], [1, 2000]]),
+    walkWithOutage('holdout-walk', 1800, 7100, 25, 35),
+    walkWithOutage('holdout-walk', 2800, 7101, 40, 25),
     held('constant-640', [[1, 640]]),
     held('constant-980', [[1, 980]]),
   ];
