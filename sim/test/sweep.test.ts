@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_GRID_SPEC, gridPoints, parseGrid } from '../src/sweep/grid.js';
 import { svgPlot } from '../src/sweep/report.js';
-import { paretoFront, runSweep, type SweepRow } from '../src/sweep/sweep.js';
+import { paretoFront, runSweep, safest, stablest, type SweepRow } from '../src/sweep/sweep.js';
 import { constantTrace, loadTrace } from '../src/trace.js';
 import { bundledTraces, labSidecar } from './helpers.js';
 
@@ -60,6 +60,24 @@ describe('the Pareto front', () => {
     expect(front).toEqual([a, tie, b]);
     expect(dominated.pareto).toBe(false);
     expect(rebuffers.pareto).toBe(false);
+  });
+});
+
+describe('the rankings', () => {
+  const row = (name: number, barMissTraces: number, meanSwitchesPer10Min: number, rebufferS: number, quality: number): SweepRow => ({
+    ...fakeRow(name, quality, true, { meanSwitchesPer10Min, barMissTraces }),
+    rebufferS,
+  });
+  const rows = [row(1, 1, 2, 10, 0.5), row(2, 0, 5, 30, 0.1), row(3, 0, 3, 40, 0.2), row(4, 0, 3, 30, 0.3), row(5, 0, 3, 30, 0.2)];
+  const order = (list: SweepRow[]) => list.map((r) => r.chunkThroughputChangePct);
+
+  test('stablest: fewest traces missing the bar, then fewest switches, then most quality', () => {
+    expect(order(stablest(rows))).toEqual([4, 3, 5, 2, 1]);
+  });
+
+  test('safest: fewest traces missing the bar, then least rebuffering, then most quality', () => {
+    expect(order(safest(rows))).toEqual([4, 5, 2, 3, 1]);
+    expect(safest(rows, 2)).toHaveLength(2);
   });
 });
 

@@ -19,7 +19,7 @@ const USAGE = `usage: npm run sim:corpus -- [--traces DIR] [--files-only | --hol
                            [--config '{"beta":0.6}'] [--latency-ms ${CORPUS_LATENCY_MS}] [--out DIR] [--json] [--check]
   --traces      trace files to run (JSON steps or mahimahi); default: the bundled sim/traces
   --files-only  leave out the generated families (rung boundaries, steps, fades, outages, random walks)
-  --holdout     run the held-out family instead (19 generated traces no parameter was chosen on)
+  --holdout     run the held-out family instead (21 generated traces no parameter was chosen on)
   --latency-ms  request latency of mahimahi files (default ${CORPUS_LATENCY_MS})
   --out DIR     also write DIR/corpus.md and DIR/corpus.json
   --json        print the result as JSON instead of the table

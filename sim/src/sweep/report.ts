@@ -48,6 +48,7 @@ export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[], 
 
 const paretoRows = (r: SweepResult): SweepRow[] => r.front;
 export const stablestRows = (r: SweepResult): SweepRow[] => r.stablest;
+export const safestRows = (r: SweepResult): SweepRow[] => r.safest;
 const label = (r: SweepRow): string => (r.pareto ? 'Pareto' : 'stable');
 
 export function markdownReport(result: SweepResult, keys: (keyof SammyConfig)[], ctx: ReportContext, svgName: string): string {
@@ -72,6 +73,10 @@ time at most control's + 1 s, SSIM at most 0.003 below control's) on the fewest 
 then switch least, then keep the most quality:
 
 ${markdownTable(result, keys, stablestRows)}
+
+The same, then rebuffering least instead of switching least:
+
+${markdownTable(result, keys, safestRows)}
 `;
 }
 

@@ -60,6 +60,8 @@ export interface SweepResult {
   rows: SweepRow[];
   /** The points that miss the bar on the fewest traces, then switch least, then keep the most quality (at most 10). */
   stablest: SweepRow[];
+  /** The points that miss the bar on the fewest traces, then rebuffer least, then keep the most quality (at most 10). */
+  safest: SweepRow[];
   control: SweepRow;
   fixed4x: SweepRow;
   /** Pareto rows, by throughput change. */
@@ -156,12 +158,19 @@ export function runSweep(options: SweepOptions): SweepResult {
     return r;
   });
   const front = paretoFront(rows);
-  return { rows, stablest: stablest(rows), control, fixed4x, front, defaultRow: rows.find((r) => r.isDefault)! };
+  return { rows, stablest: stablest(rows), safest: safest(rows), control, fixed4x, front, defaultRow: rows.find((r) => r.isDefault)! };
 }
 
 /** The ranking that chose the stability parameters: fewest traces missing the bar, fewest switches, most quality. */
 export function stablest(rows: readonly SweepRow[], count = 10): SweepRow[] {
-  return [...rows]
-    .sort((a, b) => a.barMissTraces - b.barMissTraces || a.meanSwitchesPer10Min - b.meanSwitchesPer10Min || b.qualityChangePct - a.qualityChangePct)
-    .slice(0, count);
+  return ranked(rows, count, (a, b) => a.meanSwitchesPer10Min - b.meanSwitchesPer10Min);
+}
+
+/** The ranking that chose the buffer reserve: fewest traces missing the bar, least rebuffer time, most quality. */
+export function safest(rows: readonly SweepRow[], count = 10): SweepRow[] {
+  return ranked(rows, count, (a, b) => a.rebufferS - b.rebufferS);
+}
+
+function ranked(rows: readonly SweepRow[], count: number, then: (a: SweepRow, b: SweepRow) => number): SweepRow[] {
+  return [...rows].sort((a, b) => a.barMissTraces - b.barMissTraces || then(a, b) || b.qualityChangePct - a.qualityChangePct).slice(0, count);
 }
