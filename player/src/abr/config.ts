@@ -185,7 +185,15 @@ export function pickSammyConfig(config: SammyConfig): SammyConfig {
   return out;
 }
 
-/** The reserve in the form the up-switch test takes: R in seconds (`bufferReserveFraction` of the buffer target) and g. */
-export function bufferReserve(config: Pick<SammyConfig, 'bufferReserveFraction' | 'maxBufferS' | 'reserveFillRate'>): { reserveS: number; reserveFillRate: number } {
+/** The stability rule's reserve as its up-switch test takes it (stability.ts). */
+export interface BufferReserve {
+  /** R, in seconds. */
+  reserveS: number;
+  /** g, seconds of buffer per second of lookahead. */
+  reserveFillRate: number;
+}
+
+/** R is `bufferReserveFraction` of the buffer target. */
+export function bufferReserve(config: Pick<SammyConfig, 'bufferReserveFraction' | 'maxBufferS' | 'reserveFillRate'>): BufferReserve {
   return { reserveS: config.bufferReserveFraction * config.maxBufferS, reserveFillRate: config.reserveFillRate };
 }

@@ -3,12 +3,12 @@
  * clock. The browser adapter (`src/dashjs/`) and the simulator (`sim/`) both drive a
  * {@link SammySession}; see session.ts for the call sequence and the phase rules.
  */
-export { DEFAULT_SAMMY_CONFIG, SammyConfigError, checkSammyField, isSammyConfigKey, pickSammyConfig, resolveSammyConfig, type SammyConfig } from './config.js';
+export { DEFAULT_SAMMY_CONFIG, SammyConfigError, bufferReserve, checkSammyField, isSammyConfigKey, pickSammyConfig, resolveSammyConfig, type BufferReserve, type SammyConfig } from './config.js';
 export { bytesToKbit, clampRung, ladderFromSidecar, lookahead, segmentCount, topRung, type Ladder, type LadderSource, type Lookahead } from './ladder.js';
 export { HISTORY_KEY, InitialThroughputHistory, memoryStore, type KeyValueStore } from './history.js';
 export { hybRung, predictedBufferS, type HybInput, type HybResult } from './hyb.js';
 export { bufferBasedPaceKbps, bufferFraction, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps, type Pace, type PaceInput } from './pace.js';
-export { stableRung, type StabilityRule, type StableInput, type StableResult } from './stability.js';
+export { keptBufferS, stableRung, type StabilityRule, type StableInput, type StableResult } from './stability.js';
 export { stallVerdict, type DownloadProgress, type StallRule, type StallVerdict } from './stall.js';
 export { SammySession, type Decision, type DecisionInput, type EstimateSource, type SessionOptions } from './session.js';
 export { aggregateKbps, harmonicMean, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';

@@ -83,7 +83,8 @@ export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pac
   const la = lookahead(ladder, input.maxRung, input.segmentIndex, cfg.lookaheadSegments);
   const eq21Kbps = eq21FloorKbps(topKbps, cfg.beta, bufferS, la.durationS);
   const eq21LookaheadKbps = la.sizeKbit / (cfg.beta * (bufferS + la.durationS));
-  // Stability (stability.ts): an up-switch to the top needs x >= its bitrate / upSwitchSafety.
+  // Stability (stability.ts): an up-switch to the top needs x >= its bitrate / upSwitchSafety,
+  // and an x at which its lookahead keeps the reserve K.
   const keptS = keptBufferS(bufferS, la.durationS, bufferReserve(cfg));
   const reserveKbps = la.sizeKbit / (cfg.beta * (bufferS + la.durationS - keptS));
   const upSwitchKbps = Math.max(Math.max(topKbps, la.sizeKbit / la.durationS) / cfg.upSwitchSafety, reserveKbps);

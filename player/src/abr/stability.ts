@@ -23,17 +23,11 @@
  * R, so a link lost early in a session (a tunnel, a lost handover) finds a buffer to play
  * from. Holds and down-switches stay HYB's, so the reserve never forces a switch down.
  */
-import { bufferReserve, type SammyConfig } from './config.js';
+import { bufferReserve, type BufferReserve, type SammyConfig } from './config.js';
 import { hybRung, predictedBufferS, type HybInput, type HybResult } from './hyb.js';
 import { lookahead, type Ladder } from './ladder.js';
 
 export type StabilityRule = Pick<SammyConfig, 'upSwitchSafety' | 'bufferReserveFraction' | 'reserveFillRate' | 'maxBufferS'>;
-
-/** HYB's reserve in seconds and its fill rate (config.ts). */
-export interface BufferReserve {
-  reserveS: number;
-  reserveFillRate: number;
-}
 
 /**
  * The B_T an up-switch must leave over a lookahead of D_T: min(B_0 + g D_T, R). Above
