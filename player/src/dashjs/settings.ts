@@ -43,7 +43,7 @@ export interface DashjsSettings {
 }
 
 export interface SammyAbrSettings {
-  streaming: { abr: { rules: Record<string, { active: boolean }>; initialBitrate: { video: number } } };
+  streaming: { abandonLoadTimeout: number; abr: { rules: Record<string, { active: boolean }>; initialBitrate: { video: number } } };
 }
 
 /** Every arm, from the attach on: CMCD in headers (the arm's keys), the buffer target. */
@@ -66,12 +66,16 @@ export function dashjsSettings(arm: Arm, config: PlayerConfig): DashjsSettings {
 
 /**
  * The arms whose bitrate is Sammy's, once the core runs: every built-in quality rule
- * off, and the first chunk at the core's rung (history or the no-history rule), since
- * dash.js fetches the first segment before it consults any rule.
+ * off, the first chunk at the core's rung (history or the no-history rule), since
+ * dash.js fetches the first segment before it consults any rule, and no up-switch ban
+ * after an abandonment: dash.js lets only down-switches through for
+ * `abandonLoadTimeout` after any abandoned request, which after the core's
+ * stalled-download rule held its up-switches for 10 s (docs/dashjs.md).
  */
 export function sammyAbrSettings(initialBitrateKbps: number): SammyAbrSettings {
   return {
     streaming: {
+      abandonLoadTimeout: 0,
       abr: {
         rules: Object.fromEntries(BUILT_IN_RULES.map((name) => [name, { active: false }])),
         initialBitrate: { video: initialBitrateKbps },

@@ -4,6 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_PLAYER_CONFIG, resolvePlayerConfig } from '../../src/browser/player-config.js';
 import { BUILT_IN_RULES, CMCD_MODE_HEADERS, cmcdKeysFor, dashjsSettings, mergePatches, restorePatch, sammyAbrSettings } from '../../src/dashjs/settings.js';
 
+/** The installed dash.js's debug bundle, whose code the settings below rely on (docs/dashjs.md). */
+function dashjsBundle(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const bundle = [join(here, '../../node_modules'), join(here, '../../../node_modules')]
+    .map((dir) => join(dir, 'dashjs/dist/modern/esm/dash.all.debug.js'))
+    .find((file) => existsSync(file))!;
+  return readFileSync(bundle, 'utf8');
+}
+
 describe('dash.js settings per arm', () => {
   test("CMCD goes in headers: mode is 'headers' (plural), the value dash.js 5.2.1 compares with", () => {
     expect(CMCD_MODE_HEADERS).toBe('headers');
@@ -13,11 +22,7 @@ describe('dash.js settings per arm', () => {
       expect(cmcd.mode).not.toBe('header'); // the typings' spelling silently means query mode
     }
     // The installed dash.js decides header mode by comparing with this constant (docs/dashjs.md).
-    const here = dirname(fileURLToPath(import.meta.url));
-    const bundle = [join(here, '../../node_modules'), join(here, '../../../node_modules')]
-      .map((dir) => join(dir, 'dashjs/dist/modern/esm/dash.all.debug.js'))
-      .find((file) => existsSync(file))!;
-    const src = readFileSync(bundle, 'utf8');
+    const src = dashjsBundle();
     expect(src).toMatch(/cmcdConfigAccessor\.get\('mode'\) === [\w$.[\]"]+\.CMCD_MODE_HEADERS/);
     expect(src).toMatch(/CMCD_MODE_HEADERS: [\w$.]+\.CmcdTransmissionMode\.HEADERS/);
   });
@@ -27,6 +32,15 @@ describe('dash.js settings per arm', () => {
     expect(Object.keys(abr.rules).sort()).toEqual([...BUILT_IN_RULES].sort());
     for (const rule of Object.values(abr.rules)) expect(rule.active).toBe(false);
     expect(abr.initialBitrate).toEqual({ video: 750 });
+    expect(sammyAbrSettings(750).streaming.abandonLoadTimeout).toBe(0);
+  });
+
+  test("dash.js bans up-switches for abandonLoadTimeout after an abandonment, the setting the sammy arm zeroes", () => {
+    const src = dashjsBundle();
+    // AbrController: a new representation only if the state allows loads or it is lower...
+    expect(src).toMatch(/abandonmentStateDict\[streamId\]\[type\]\.state === [\w$.[\]"]+\.ALLOW_LOAD \|\| newRepresentation\.absoluteIndex < currentRepresentation\.absoluteIndex/);
+    // ...and the state goes back to ALLOW_LOAD after the setting's timeout.
+    expect(src).toMatch(/}, settings\.get\(\)\.streaming\.abandonLoadTimeout\);/);
   });
 
   test("no arm's attach-time settings touch dash.js's ABR", () => {
