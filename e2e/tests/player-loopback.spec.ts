@@ -279,8 +279,9 @@ test.describe.serial('player over loopback, every arm', () => {
       // server's byte count is what it handed the kernel, near all of it), not downloaded beside its refetch.
       expect(server).toHaveLength(1);
       expect(server[0]!.aborted).toBe(true);
-      // Only the refetch became a chunk record.
+      // Only the refetch became a chunk record, and its reason is the rule's verdict for its rung.
       expect(qoe.chunks.filter((x) => x.index === c.index)).toHaveLength(1);
+      expect(c.reason).toMatch(new RegExp(`^stalled: rung ${top} chunk ${c.index} .*: refetch at rung ${c.rung}$`));
     }
     // Playback went on past the segment given up.
     expect(Math.max(...qoe.chunks.map((c) => c.index))).toBeGreaterThan(refetched[0]!.index);

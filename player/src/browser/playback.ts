@@ -224,6 +224,9 @@ export class PlaybackCore {
     if (verdict === null) return null;
     this.inFlightMs.delete(url);
     this.abandonedBytes.set(chunk.index, loadedBytes);
+    // The refetch's record says why it is at this rung: the rule's verdict, not the decision it overrode.
+    const decision = this.decisions.get(chunk.index);
+    if (decision) this.decisions.set(chunk.index, { ...decision, rung: verdict.rung, reason: verdict.reason });
     this.o.log(verdict.reason);
     return { rung: verdict.rung, reason: verdict.reason };
   }
