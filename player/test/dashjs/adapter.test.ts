@@ -30,6 +30,7 @@ class FakeVideo extends EventTarget {
 class FakePlayer {
   settings: Record<string, unknown> = {
     streaming: {
+      abandonLoadTimeout: 10000, // dash.js's default
       buffer: { bufferTimeDefault: 12, bufferTimeAtTopQuality: 30, bufferTimeAtTopQualityLongForm: 60, fastSwitchEnabled: true },
       cmcd: { enabled: false, mode: 'query', version: 1, enabledKeys: ['br'], rtpSafetyFactor: 5 },
       abr: { rules: Object.fromEntries(BUILT_IN_RULES.map((r) => [r, { active: true }])), initialBitrate: { video: -1 } },
@@ -181,7 +182,7 @@ describe('attachSammy', () => {
     await pending;
     await handle.ready;
     // No history: the no-history rule's rung 0.
-    expect(player.settings).toMatchObject({ streaming: { abr: { rules: { throughputRule: { active: false } }, initialBitrate: { video: LAB_BITRATES_KBPS[0] } } } });
+    expect(player.settings).toMatchObject({ streaming: { abandonLoadTimeout: 0, abr: { rules: { throughputRule: { active: false } }, initialBitrate: { video: LAB_BITRATES_KBPS[0] } } } });
     expect(handle.qoe().config).toMatchObject({ player: 'dashjs', arm: 'sammy', manifest: 'http://127.0.0.1:8080/media/manifest.mpd', maxBufferS: 30 });
   });
 
