@@ -1,4 +1,4 @@
-import { resolveSammyConfig } from '../../src/abr/config.js';
+import { bufferReserve, resolveSammyConfig } from '../../src/abr/config.js';
 import { hybRung } from '../../src/abr/hyb.js';
 import { SammySession } from '../../src/abr/session.js';
 import { keptBufferS, stableRung, type StabilityRule } from '../../src/abr/stability.js';
@@ -98,7 +98,7 @@ describe("the up-switch's reserve (R = 0.4 x 30 s = 12 s, g = 0.25)", () => {
       expect(withReserve.rung).toBeLessThanOrEqual(stableRung(vbr, input, { ...r, bufferReserveFraction: 0 }).rung);
       if (withReserve.rung > input.currentRung) {
         const dT = lookahead(vbr, withReserve.rung, input.segmentIndex, input.lookaheadSegments).durationS;
-        expect(withReserve.predictedBufferS).toBeGreaterThan(keptBufferS(input.bufferS, dT, { reserveS: r.bufferReserveFraction * r.maxBufferS, reserveFillRate: r.reserveFillRate }));
+        expect(withReserve.predictedBufferS).toBeGreaterThan(keptBufferS(input.bufferS, dT, bufferReserve(r)));
       }
     }
   });
