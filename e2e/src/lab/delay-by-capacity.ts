@@ -4,7 +4,8 @@
  * packets queue up whatever the video does, and those seconds (a UMTS trace's dead
  * stretches) can decide a session's mean delay. Each neighbour packet is put in the
  * class of the capacity the trace offered in the second before it was sent, so arms
- * can be compared where the video makes the difference.
+ * can be compared where the video makes the difference. The same packets by when they
+ * were sent (`udpDelayByTime`) show which part of a session the difference comes from.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -46,30 +47,30 @@ function classOf(mbps: number): number {
   return i;
 }
 
-export interface DelayByCapacity {
-  /** Per class (`capacityClassLabel`): each arm's mean of its sessions' mean one-way delays (ms). */
+export interface DelayByClass {
+  /** Per class: each arm's mean of its sessions' mean one-way delays (ms). */
   byClass: Array<{ label: string; packetShare: number; arms: Record<string, MetricSummary> }>;
   packets: number;
 }
 
 /**
- * Every session with a UDP neighbour and the trace's restart time: its packets' one-way
- * delays by capacity class, a mean per session and class, then summarised per arm over
- * sessions. Null when no session qualifies.
+ * Every session with a UDP neighbour: its packets' one-way delays grouped by `classify`
+ * (the packet's send time in s since playback start, and its session's trace time at
+ * playback start; null leaves the packet out), a mean per session and class, then
+ * summarised per arm over sessions. Null when no packet is classed.
  */
-export function udpDelayByCapacity(trials: TrialRecord[], c: TraceCapacity): DelayByCapacity | null {
-  const perClass = CAPACITY_CLASSES_MBPS.map(() => ({} as Record<string, Array<number | null>>));
-  const counts = CAPACITY_CLASSES_MBPS.map(() => 0);
+function udpDelayByClass(trials: TrialRecord[], labels: readonly string[], classify: (sincePlaybackS: number, traceAtPlaybackS: number | null) => number | null): DelayByClass | null {
+  const perClass = labels.map(() => ({} as Record<string, Array<number | null>>));
+  const counts = labels.map(() => 0);
   let packets = 0;
   for (const t of trials) {
     const raw = t.neighbourRaw;
-    if (t.error || raw?.kind !== 'udp' || !t.window || t.playbackStartS === null || typeof t.traceStartS !== 'number') continue;
-    const windowStartTraceS = t.playbackStartS + t.window.startS - t.traceStartS;
-    const sums = CAPACITY_CLASSES_MBPS.map(() => ({ ms: 0, n: 0 }));
+    if (t.error || raw?.kind !== 'udp' || !t.window || t.playbackStartS === null) continue;
+    const traceAtPlaybackS = typeof t.traceStartS === 'number' ? t.playbackStartS - t.traceStartS : null;
+    const sums = labels.map(() => ({ ms: 0, n: 0 }));
     for (const [sentMs, owdMs] of raw.packets) {
-      const mbps = capacityBeforeMbps(c, windowStartTraceS + sentMs / 1000);
-      if (mbps === null) continue;
-      const k = classOf(mbps);
+      const k = classify(t.window.startS + sentMs / 1000, traceAtPlaybackS);
+      if (k === null) continue;
       sums[k]!.ms += owdMs;
       sums[k]!.n += 1;
       counts[k]! += 1;
@@ -81,11 +82,39 @@ export function udpDelayByCapacity(trials: TrialRecord[], c: TraceCapacity): Del
   return {
     packets,
     byClass: perClass.map((values, k) => ({
-      label: capacityClassLabel(k),
+      label: labels[k]!,
       packetShare: counts[k]! / packets,
       arms: Object.fromEntries(Object.entries(summarize(Object.fromEntries(Object.entries(values).map(([arm, v]) => [arm, { owd: v }])))).map(([arm, m]) => [arm, m.owd!])),
     })),
   };
+}
+
+/**
+ * Every session with a UDP neighbour and the trace's restart time: its packets' one-way
+ * delays by capacity class (`capacityClassLabel`). Null when no session qualifies.
+ */
+export function udpDelayByCapacity(trials: TrialRecord[], c: TraceCapacity): DelayByClass | null {
+  const labels = CAPACITY_CLASSES_MBPS.map((_, k) => capacityClassLabel(k));
+  return udpDelayByClass(trials, labels, (sinceS, traceAtPlaybackS) => {
+    if (traceAtPlaybackS === null) return null;
+    const mbps = capacityBeforeMbps(c, traceAtPlaybackS + sinceS);
+    return mbps === null ? null : classOf(mbps);
+  });
+}
+
+/** Width of the time view's bins (s since playback start). */
+export const TIME_BIN_S = 10;
+
+/**
+ * The same delays by when they were sent: bins of `binS` from playback start to `untilS`.
+ * On a trace link that restarts at the play request every arm meets the same network at
+ * the same time, so a bin compares arms where the trace is the same and the arms' states
+ * (still filling, or full) differ.
+ */
+export function udpDelayByTime(trials: TrialRecord[], untilS: number, binS = TIME_BIN_S): DelayByClass | null {
+  const bins = Math.max(1, Math.ceil(untilS / binS - 1e-9));
+  const labels = Array.from({ length: bins }, (_, k) => `${k * binS}-${Math.min(untilS, (k + 1) * binS)} s`);
+  return udpDelayByClass(trials, labels, (sinceS) => (sinceS >= 0 && sinceS < untilS ? Math.floor(sinceS / binS) : null));
 }
 
 /** The capacity series of a result written before results carried one: from the trace file it names, if it is still there unchanged. */

@@ -14,7 +14,7 @@ import { linkRateMbps, queueBytes, type Scenario } from './scenario.js';
 import { mean, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
-import { CAPACITY_LOOKBACK_S, traceCapacityOf, udpDelayByCapacity } from './delay-by-capacity.js';
+import { CAPACITY_LOOKBACK_S, TIME_BIN_S, traceCapacityOf, udpDelayByCapacity, udpDelayByTime, type DelayByClass } from './delay-by-capacity.js';
 import { barChart, lineChart, type Series } from './svg.js';
 import { designReport } from './designs/report.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
@@ -288,23 +288,44 @@ function cpuLines(result: LabResult): string[] {
   ];
 }
 
-/** Trace links with a UDP neighbour: its delay by the capacity the trace offered (delay-by-capacity.ts). */
-function delayByCapacityLines(result: LabResult, arms: string[]): string[] {
-  if (!result.config.scenario.link.trace || !result.trials.some((t) => t.neighbourRaw?.kind === 'udp')) return [];
-  const capacity = traceCapacityOf(result);
-  const head = ['## UDP neighbour delay by the link\'s capacity', ''];
-  if (!capacity) return [...head, 'Not available: this result carries no capacity series and its trace file was not found unchanged.', ''];
-  const d = udpDelayByCapacity(result.trials, capacity);
-  if (!d) return [];
+/** One row per class with packets: its share of them and each arm's mean [95% CI]. */
+function delayClassRows(d: DelayByClass, firstColumn: string, arms: string[]): string[] {
   return [
-    ...head,
-    `Each of the neighbour's ${d.packets} packets is classed by the capacity the trace offered in the ${CAPACITY_LOOKBACK_S} s before it was sent. Where that is below the neighbour's own rate, its packets queue up whatever the video does. Per class: the mean over sessions of each session's mean one-way delay (ms) [95% CI] (sessions with packets in the class).`,
-    '',
-    `| capacity in the second before | share of packets | ${arms.join(' | ')} |`,
+    `| ${firstColumn} | share of packets | ${arms.join(' | ')} |`,
     `| --- | --- | ${arms.map(() => '---').join(' | ')} |`,
     ...d.byClass.filter((c) => c.packetShare > 0).map((c) => `| ${c.label} | ${(100 * c.packetShare).toFixed(1)}% | ${arms.map((a) => cell(c.arms[a])).join(' | ')} |`),
     '',
   ];
+}
+
+/** Trace links with a UDP neighbour: its delay by the capacity the trace offered, and by the time in the session (delay-by-capacity.ts). */
+function delayByCapacityLines(result: LabResult, arms: string[]): string[] {
+  const s = result.config.scenario;
+  if (!s.link.trace || !result.trials.some((t) => t.neighbourRaw?.kind === 'udp')) return [];
+  const lines: string[] = [];
+  const capacity = traceCapacityOf(result);
+  const byCapacity = capacity ? udpDelayByCapacity(result.trials, capacity) : null;
+  const head = ['## UDP neighbour delay by the link\'s capacity', ''];
+  if (!capacity) lines.push(...head, 'Not available: this result carries no capacity series and its trace file was not found unchanged.', '');
+  else if (byCapacity) {
+    lines.push(
+      ...head,
+      `Each of the neighbour's ${byCapacity.packets} packets is classed by the capacity the trace offered in the ${CAPACITY_LOOKBACK_S} s before it was sent. Where that is below the neighbour's own rate, its packets queue up whatever the video does. Per class: the mean over sessions of each session's mean one-way delay (ms) [95% CI] (sessions with packets in the class).`,
+      '',
+      ...delayClassRows(byCapacity, 'capacity in the second before', arms),
+    );
+  }
+  const byTime = udpDelayByTime(result.trials, s.session.playS);
+  if (byTime) {
+    lines.push(
+      '## UDP neighbour delay over the session',
+      '',
+      `The same packets by when they were sent, in ${TIME_BIN_S} s bins from playback start. The trace restarts at every play request, so in each bin every arm met the same stretch of the trace (shifted by its play delay); what differs is the arm, and whether it was still filling its buffer then. Per bin: the mean over sessions of each session's mean one-way delay (ms) [95% CI].`,
+      '',
+      ...delayClassRows(byTime, 's after playback start', arms),
+    );
+  }
+  return lines;
 }
 
 /** The calibration of a trace link, in a few lines. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { capacityBeforeMbps, capacityClassLabel, traceCapacity, traceCapacityOf, udpDelayByCapacity } from '../../src/lab/delay-by-capacity.js';
+import { capacityBeforeMbps, capacityClassLabel, traceCapacity, traceCapacityOf, udpDelayByCapacity, udpDelayByTime } from '../../src/lab/delay-by-capacity.js';
 import type { LabResult, TrialRecord } from '../../src/lab/result.js';
 import { opportunitySchedule, readTrace } from '../../src/lab/trace-link.js';
 
@@ -38,6 +38,36 @@ describe('capacity before a moment of the trace', () => {
   test('class labels', () => {
     expect(capacityClassLabel(0)).toBe('0-0.5 Mbit/s');
     expect(capacityClassLabel(5)).toBe('5 Mbit/s and more');
+  });
+});
+
+describe('udpDelayByTime', () => {
+  test("packets go to the bin of their send time since playback start (the window's start added); sessions' means are averaged per arm", () => {
+    const d = udpDelayByTime(
+      [
+        // Window from playback start: 1 s and 4 s fall in the first 10 s bin, 12 s in the second.
+        trial('control', [[1000, 100], [4000, 300], [12_000, 40]]),
+        trial('control', [[2000, 400]]),
+        // A window that starts 10 s after playback start: its packet at 3 s is at 13 s.
+        trial('sammy', [[3000, 70]], { window: { startS: 10, endS: 30 } }),
+        // Beyond the session's 25 s: left out.
+        trial('sammy', [[26_000, 9999]]),
+      ],
+      25,
+    )!;
+    expect(d.byClass.map((c) => c.label)).toEqual(['0-10 s', '10-20 s', '20-25 s']);
+    expect(d.packets).toBe(5);
+    expect(d.byClass[0]!.arms.control).toMatchObject({ mean: 300, n: 2 }); // sessions: 200 and 400
+    expect(d.byClass[0]!.arms.sammy!.n).toBe(0);
+    expect(d.byClass[1]!.arms.control).toMatchObject({ mean: 40, n: 1 });
+    expect(d.byClass[1]!.arms.sammy).toMatchObject({ mean: 70, n: 1 });
+    expect(d.byClass[2]!.packetShare).toBe(0);
+  });
+
+  test('it needs no trace: a session without a trace restart time still counts; failed sessions do not', () => {
+    const d = udpDelayByTime([trial('control', [[1000, 5]], { traceStartS: null } as Partial<TrialRecord>), trial('control', [[1000, 500]], { error: 'boom' })], 10)!;
+    expect(d.byClass[0]!.arms.control).toMatchObject({ mean: 5, n: 1 });
+    expect(udpDelayByTime([trial('control', [[1000, 5]], { error: 'boom' })], 10)).toBeNull();
   });
 });
 
