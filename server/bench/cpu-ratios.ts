@@ -16,6 +16,9 @@ export interface CpuRow {
     | 'pacedNamespace'
     /** nginx, capped as in nginxPaced, under the same namespace mechanism. */
     | 'nginxPacedNamespace'
+    /** node:http alone (bench/node-floor.ts): no framework, bodies from memory; paced by the kernel per connection, and unpaced. */
+    | 'nodeFloorPaced'
+    | 'nodeFloor'
     | 'pacedKernelStream'
     | 'unpacedStream'
     | 'edgePaced'
@@ -58,6 +61,11 @@ export interface CpuRatios {
    * 4-packet trains, unpaced against unpaced.
    */
   machine?: { pacedKernelVsNginxPaced: number; pacedDefaultVsNginxPacedNamespace?: number; pacedNamespaceVsNginxPacedNamespace?: number; unpacedVsNginx: number };
+  /**
+   * Node's own floor (node:http alone, bodies from memory), when it was measured: against
+   * nginx (what Node itself costs), and this server against it (what the server adds).
+   */
+  nodeFloor?: { unpacedVsNginx?: number; pacedVsNginx?: number; unpacedVsNodeFloor: number; pacedKernelVsNodeFloor: number };
   /** The zero-copy body path over the stream path, when the stream rows were measured. */
   zeroCopyVsStream?: { pacedKernel: number; unpaced: number };
 }
@@ -101,6 +109,11 @@ export function cpuRatios(allRows: readonly CpuRow[], clients: number): CpuRatio
     if (nginx !== undefined) ratios.pacedNamespaceVsNginx = pacedNamespace / nginx;
     const nginxPacedNamespace = perGB(rows, 'nginxPacedNamespace');
     if (nginxPacedNamespace !== undefined) ratios.pacedNamespaceVsNginxPacedNamespace = pacedNamespace / nginxPacedNamespace;
+  }
+  const [nodeFloor, nodeFloorPaced] = [perGB(rows, 'nodeFloor'), perGB(rows, 'nodeFloorPaced')];
+  if (nodeFloor !== undefined && nodeFloorPaced !== undefined) {
+    ratios.nodeFloor = { unpacedVsNodeFloor: need('unpaced') / nodeFloor, pacedKernelVsNodeFloor: need('pacedKernel') / nodeFloorPaced };
+    if (nginx !== undefined) Object.assign(ratios.nodeFloor, { unpacedVsNginx: nodeFloor / nginx, pacedVsNginx: nodeFloorPaced / nginx });
   }
   const pacedKernelStream = perGB(rows, 'pacedKernelStream');
   const unpacedStream = perGB(rows, 'unpacedStream');

@@ -54,6 +54,8 @@ export interface BenchServer {
 export interface CpuHarness {
   serverIp: string;
   startSammy(name: string, args: string[]): Promise<BenchServer>;
+  /** node:http alone (bench/node-floor.ts): what any Node server pays per response. */
+  startNodeFloor(name: string): Promise<BenchServer>;
   /** `kernelPaceBytesPerS`: every connection capped at this rate (only when `nginxKernelPacingUnavailable` is null). */
   startNginx(name: string, port: number, o: { limitRateBytesPerS: number | null; kernelPaceBytesPerS?: number }): Promise<BenchServer>;
   /** Why nginx cannot be paced by the kernel here (its LD_PRELOAD library did not build), or null when it can. */
@@ -218,6 +220,13 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
     ...(await onServer(h, () => h.startSammy('cpu-kernel', [...ONE_WORKER, '--burst-mode', 'kernel']), (s) =>
       each(s, async (load) => [await measureCpuRow(h, s, load, true, 'pacedKernel', `sammy paced ${paceLabel(load)}, --burst-mode kernel`)]),
     )),
+    // Node's own floor: node:http alone, the bodies from memory, paced by the kernel per connection.
+    ...(await onServer(h, () => h.startNodeFloor('cpu-node-floor'), (s) =>
+      each(s, async (load) => [
+        await measureCpuRow(h, s, load, true, 'nodeFloorPaced', `node:http alone (bodies from memory), paced ${paceLabel(load)} by the kernel`),
+        await measureCpuRow(h, s, load, false, 'nodeFloor', 'node:http alone (bodies from memory), unpaced'),
+      ]),
+    )),
     // What zero-copy changes: the same server with bodies through Node's streams.
     ...(await onServer(h, () => h.startSammy('cpu-stream', [...ONE_WORKER, '--burst-mode', 'kernel', '--body-path', 'stream']), async (s) => [
       await measureCpuRow(h, s, CPU_LOADS[0]!, true, 'pacedKernelStream', `sammy paced ${paceLabel(CPU_LOADS[0]!)}, --burst-mode kernel --body-path stream`),
@@ -261,6 +270,12 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
       const m = r.machine;
       h.say(
         `${clients} clients, the machine's CPU per GB against nginx paced the same way: kernel trains ${fmt(m.pacedKernelVsNginxPaced)}x; 4-packet bursts (application) / nginx's 4-packet trains ${fmt(m.pacedDefaultVsNginxPacedNamespace)}x; 4-packet trains (namespace) ${fmt(m.pacedNamespaceVsNginxPacedNamespace)}x; unpaced ${fmt(m.unpacedVsNginx)}x`,
+      );
+    }
+    if (r.nodeFloor !== undefined) {
+      const f = r.nodeFloor;
+      h.say(
+        `${clients} clients, CPU per GB, Node's floor (node:http alone) / nginx: unpaced ${fmt(f.unpacedVsNginx)}x, paced by the kernel ${fmt(f.pacedVsNginx)}x; sammy / Node's floor: unpaced ${fmt(f.unpacedVsNodeFloor)}x, paced with kernel trains ${fmt(f.pacedKernelVsNodeFloor)}x`,
       );
     }
     if (r.pacedNamespaceVsNginx !== undefined) {

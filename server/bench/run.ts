@@ -72,6 +72,12 @@ export async function startSammy(net: BenchNet, work: string, mediaDir: string, 
   return { name, process: s.process, pid: s.process.child.pid!, port: s.port, logFile };
 }
 
+/** Node's own floor for the CPU section (bench/node-floor.ts) in the server namespace. */
+export async function startNodeFloor(net: BenchNet, mediaDir: string, name: string): Promise<Server> {
+  const s = await startServer({ name, cli: 'bench/node-floor.ts', args: [mediaDir, net.serverIp], cwd: SERVER_DIR, wrap: inServer(net) });
+  return { name, process: s.process, pid: s.process.child.pid!, port: s.port, logFile: null };
+}
+
 export async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, o: NginxOptions): Promise<Server> {
   const prefix = mkdtempSync(join(work, `${name}-`));
   const conf = join(prefix, 'nginx.conf');
@@ -313,6 +319,7 @@ function cpu(kit: BenchKit, withNginx: boolean): Promise<CpuSection> {
     {
       serverIp: kit.net.serverIp,
       startSammy: async (name, args) => keep(await kit.startSammy(name, args)),
+      startNodeFloor: async (name) => keep(await startNodeFloor(kit.net, kit.mediaDir, name)),
       startNginx: async (name, port, o) => {
         if (o.kernelPaceBytesPerS !== undefined && 'unavailable' in pacing) throw new Error(`nginx cannot be paced by the kernel: ${pacing.unavailable}`);
         const kernelPace = o.kernelPaceBytesPerS === undefined || !('preload' in pacing) ? null : { preload: pacing.preload, bytesPerS: o.kernelPaceBytesPerS };

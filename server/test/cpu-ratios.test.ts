@@ -24,6 +24,17 @@ describe('server bench CPU ratios', () => {
     expect(cpuRatios(rows, 16).zeroCopyVsStream).toEqual({ pacedKernel: 0.25, unpaced: 0.25 });
   });
 
+  test("Node's floor gives what Node costs against nginx and what the server adds to it; without nginx only the latter", () => {
+    const rows = [row('nginx', 0.2), row('unpaced', 0.6), row('pacedKernel', 1), row('pacedDefault', 2), row('nodeFloor', 0.4), row('nodeFloorPaced', 0.5)];
+    const floor = cpuRatios(rows, 16).nodeFloor!;
+    expect(floor.unpacedVsNginx).toBeCloseTo(2, 9);
+    expect(floor.pacedVsNginx).toBeCloseTo(2.5, 9);
+    expect(floor.unpacedVsNodeFloor).toBeCloseTo(1.5, 9);
+    expect(floor.pacedKernelVsNodeFloor).toBeCloseTo(2, 9);
+    expect(cpuRatios(rows.filter((r) => r.id !== 'nginx'), 16).nodeFloor).toEqual({ unpacedVsNodeFloor: 0.6 / 0.4, pacedKernelVsNodeFloor: 2 });
+    expect(cpuRatios(rows.filter((r) => r.id !== 'nodeFloorPaced'), 16).nodeFloor).toBeUndefined();
+  });
+
   test('the kernel-paced nginx rows give the comparisons with the kernel pacing in both', () => {
     const rows = [
       row('nginx', 2),

@@ -1,0 +1,54 @@
+// The server bench's reference for Node's own floor (bench/node-floor.ts), on loopback:
+// it must serve the section's files as they are and pace a connection that asks, or
+// the floor it measures is not the work the server's rows do.
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Http1Connection, requestHead } from '../bench/http1.js';
+import { startServer, stop, type ServerProcess } from '../src/process.js';
+import { loadSocketControl } from '../src/socket.js';
+import { MB, makeDir, randomFile, removeDir } from './helpers.js';
+
+const control = loadSocketControl();
+const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+describe("Node's floor for the CPU bench", () => {
+  let mediaDir: string;
+  let floor: ServerProcess;
+  const body = randomFile(2 * MB);
+
+  beforeAll(async () => {
+    mediaDir = makeDir({ 'seg-0.m4s': body, 'other.txt': Buffer.from('not served') });
+    floor = await startServer({ name: 'node-floor', cli: fileURLToPath(new URL('../bench/node-floor.ts', import.meta.url)), args: [mediaDir, '127.0.0.1'] });
+  });
+  afterAll(async () => {
+    await stop(floor.process);
+    removeDir(mediaDir);
+  });
+
+  test('serves a segment whole on a keep-alive connection, and 404 for anything else', async () => {
+    const whole = await fetch(`${floor.url}/media/seg-0.m4s`);
+    expect(whole.status).toBe(200);
+    expect(sha(Buffer.from(await whole.arrayBuffer()))).toBe(sha(body));
+    const conn = await Http1Connection.open('127.0.0.1', floor.port);
+    try {
+      expect((await conn.get(requestHead('127.0.0.1', '/media/other.txt'))).status).toBe(404);
+      expect((await conn.get(requestHead('127.0.0.1', '/media/../seg-0.m4s'))).status).toBe(404);
+      expect((await conn.get(requestHead('127.0.0.1', '/media/seg-0.m4s'))).bodyBytes).toBe(body.length);
+    } finally {
+      conn.close();
+    }
+  });
+
+  (control.available ? test : test.skip)('caps a connection that sends a CMCD rtp at that rate', async () => {
+    const conn = await Http1Connection.open('127.0.0.1', floor.port);
+    try {
+      // 2 MB at 8000 kbit/s (1 MB/s): about 2 s; Linux sends a connection's first 10 packets unpaced.
+      const paced = await conn.get(requestHead('127.0.0.1', '/media/seg-0.m4s', { 'CMCD-Status': 'rtp=8000' }));
+      expect(paced.bodyBytes).toBe(body.length);
+      expect(paced.lastByteMs).toBeGreaterThan(1000);
+      expect(paced.lastByteMs).toBeLessThan(4000);
+    } finally {
+      conn.close();
+    }
+  });
+});
