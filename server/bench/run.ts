@@ -61,21 +61,20 @@ export function cpuSeconds(pid: number): number {
 /** Runs `cmd args` inside the server's namespace. */
 export const inServer = (net: BenchNet) => (cmd: string, args: string[]): [string, string[]] => ['ip', net.inServer([cmd, ...args])];
 
-export async function startSammy(net: BenchNet, work: string, mediaDir: string, name: string, args: string[]): Promise<Server> {
-  const logFile = join(work, `${name}.jsonl`);
-  const s = await startServer({
-    name,
-    args: ['--media', mediaDir, '--host', net.serverIp, '--port', '0', '--log', logFile, '--log-level', 'warn', ...args],
-    cwd: SERVER_DIR,
-    wrap: inServer(net),
-  });
+/** A Node script that prints the server's `listening on` line (`cli`, default the server's own), started in the server namespace. */
+async function startNodeServer(net: BenchNet, name: string, args: string[], logFile: string | null, cli?: string): Promise<Server> {
+  const s = await startServer({ name, args, cli, cwd: SERVER_DIR, wrap: inServer(net) });
   return { name, process: s.process, pid: s.process.child.pid!, port: s.port, logFile };
 }
 
+export async function startSammy(net: BenchNet, work: string, mediaDir: string, name: string, args: string[]): Promise<Server> {
+  const logFile = join(work, `${name}.jsonl`);
+  return startNodeServer(net, name, ['--media', mediaDir, '--host', net.serverIp, '--port', '0', '--log', logFile, '--log-level', 'warn', ...args], logFile);
+}
+
 /** Node's own floor for the CPU section (bench/node-floor.ts) in the server namespace. */
-export async function startNodeFloor(net: BenchNet, mediaDir: string, name: string): Promise<Server> {
-  const s = await startServer({ name, cli: 'bench/node-floor.ts', args: [mediaDir, net.serverIp], cwd: SERVER_DIR, wrap: inServer(net) });
-  return { name, process: s.process, pid: s.process.child.pid!, port: s.port, logFile: null };
+export function startNodeFloor(net: BenchNet, mediaDir: string, name: string): Promise<Server> {
+  return startNodeServer(net, name, [mediaDir, net.serverIp], null, 'bench/node-floor.ts');
 }
 
 export async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, o: NginxOptions): Promise<Server> {
