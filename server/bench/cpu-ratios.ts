@@ -19,6 +19,9 @@ export interface CpuRow {
     /** node:http alone (bench/node-floor.ts): no framework, bodies from memory; paced by the kernel per connection, and unpaced. */
     | 'nodeFloorPaced'
     | 'nodeFloor'
+    /** The same answers through a bare fastify (one route, no logger): the server's framework with none of the server. */
+    | 'fastifyFloorPaced'
+    | 'fastifyFloor'
     | 'pacedKernelStream'
     | 'unpacedStream'
     | 'edgePaced'
@@ -64,8 +67,19 @@ export interface CpuRatios {
   /**
    * Node's own floor (node:http alone, bodies from memory), when it was measured: against
    * nginx (what Node itself costs), and this server against it (what the server adds).
+   * With the fastify floor too: the framework against node:http (what fastify adds), and
+   * this server against the framework (what the server adds beyond it).
    */
-  nodeFloor?: { unpacedVsNginx?: number; pacedVsNginx?: number; unpacedVsNodeFloor: number; pacedKernelVsNodeFloor: number };
+  nodeFloor?: {
+    unpacedVsNginx?: number;
+    pacedVsNginx?: number;
+    unpacedVsNodeFloor: number;
+    pacedKernelVsNodeFloor: number;
+    fastifyUnpacedVsNodeFloor?: number;
+    fastifyPacedVsNodeFloor?: number;
+    unpacedVsFastifyFloor?: number;
+    pacedKernelVsFastifyFloor?: number;
+  };
   /** The zero-copy body path over the stream path, when the stream rows were measured. */
   zeroCopyVsStream?: { pacedKernel: number; unpaced: number };
 }
@@ -114,6 +128,15 @@ export function cpuRatios(allRows: readonly CpuRow[], clients: number): CpuRatio
   if (nodeFloor !== undefined && nodeFloorPaced !== undefined) {
     ratios.nodeFloor = { unpacedVsNodeFloor: need('unpaced') / nodeFloor, pacedKernelVsNodeFloor: need('pacedKernel') / nodeFloorPaced };
     if (nginx !== undefined) Object.assign(ratios.nodeFloor, { unpacedVsNginx: nodeFloor / nginx, pacedVsNginx: nodeFloorPaced / nginx });
+    const [fastifyFloor, fastifyFloorPaced] = [perGB(rows, 'fastifyFloor'), perGB(rows, 'fastifyFloorPaced')];
+    if (fastifyFloor !== undefined && fastifyFloorPaced !== undefined) {
+      Object.assign(ratios.nodeFloor, {
+        fastifyUnpacedVsNodeFloor: fastifyFloor / nodeFloor,
+        fastifyPacedVsNodeFloor: fastifyFloorPaced / nodeFloorPaced,
+        unpacedVsFastifyFloor: need('unpaced') / fastifyFloor,
+        pacedKernelVsFastifyFloor: need('pacedKernel') / fastifyFloorPaced,
+      });
+    }
   }
   const pacedKernelStream = perGB(rows, 'pacedKernelStream');
   const unpacedStream = perGB(rows, 'unpacedStream');

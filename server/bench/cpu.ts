@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { ClientJob, LoadResult } from './client.js';
 import { cpuRatios, type CpuRatios, type CpuRow } from './cpu-ratios.js';
+import type { FloorFramework } from './node-floor.js';
 
 const MB = 1_000_000;
 export const CPU_FILES = 16;
@@ -54,8 +55,8 @@ export interface BenchServer {
 export interface CpuHarness {
   serverIp: string;
   startSammy(name: string, args: string[]): Promise<BenchServer>;
-  /** node:http alone (bench/node-floor.ts): what any Node server pays per response. */
-  startNodeFloor(name: string): Promise<BenchServer>;
+  /** node:http alone, or a bare fastify on it (bench/node-floor.ts): what any Node server, or any fastify one, pays per response. */
+  startNodeFloor(name: string, framework: FloorFramework): Promise<BenchServer>;
   /** `kernelPaceBytesPerS`: every connection capped at this rate (only when `nginxKernelPacingUnavailable` is null). */
   startNginx(name: string, port: number, o: { limitRateBytesPerS: number | null; kernelPaceBytesPerS?: number }): Promise<BenchServer>;
   /** Why nginx cannot be paced by the kernel here (its LD_PRELOAD library did not build), or null when it can. */
@@ -197,6 +198,23 @@ async function namespaceTrains(h: CpuHarness, withNginx: boolean): Promise<CpuRo
   }
 }
 
+/** `f`'s rows for every load, in CPU_LOADS' order. */
+async function eachLoad(f: (load: CpuLoad) => Promise<CpuRow[]>): Promise<CpuRow[]> {
+  const out: CpuRow[] = [];
+  for (const load of CPU_LOADS) out.push(...(await f(load)));
+  return out;
+}
+
+/** A floor's rows (bench/node-floor.ts), paced by the kernel and unpaced, on one server. */
+function floorRows(h: CpuHarness, framework: FloorFramework, pacedId: CpuRow['id'], unpacedId: CpuRow['id'], label: string): Promise<CpuRow[]> {
+  return onServer(h, () => h.startNodeFloor(`cpu-${framework}-floor`, framework), (s) =>
+    eachLoad(async (load) => [
+      await measureCpuRow(h, s, load, true, pacedId, `${label}, paced ${paceLabel(load)} by the kernel`),
+      await measureCpuRow(h, s, load, false, unpacedId, `${label}, unpaced`),
+    ]),
+  );
+}
+
 export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<CpuSection> {
   const loads = CPU_LOADS.map((l) => `${l.clients} at ${paceLabel(l)}`).join(', ');
   h.say(`## 3. Server CPU per GB served: keep-alive clients fetching ${CPU_FILES} x 1 MB segments in a loop (${loads} when paced)`);
@@ -205,28 +223,20 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
     `Every server first serves ${WARM_UP_BYTES / MB} MB unmeasured, then ${WARM_UP_PACED_BYTES / MB} MB paced at ${(WARM_UP_PACE_BYTES_PER_S * 8) / MB} Mbit/s a connection (its paced code compiled). Paced rows: N=4 default plan (application bursts here), or --burst-mode kernel.`,
   );
   h.say();
-  const each = async (server: BenchServer, f: (load: CpuLoad) => Promise<CpuRow[]>): Promise<CpuRow[]> => {
-    const out: CpuRow[] = [];
-    for (const load of CPU_LOADS) out.push(...(await f(load)));
-    return out;
-  };
   const rows: CpuRow[] = [
     ...(await onServer(h, () => h.startSammy('cpu-auto', ONE_WORKER), (s) =>
-      each(s, async (load) => [
+      eachLoad(async (load) => [
         await measureCpuRow(h, s, load, true, 'pacedDefault', `sammy paced ${paceLabel(load)}, N=4 (default plan)`),
         await measureCpuRow(h, s, load, false, 'unpaced', 'sammy unpaced'),
       ]),
     )),
     ...(await onServer(h, () => h.startSammy('cpu-kernel', [...ONE_WORKER, '--burst-mode', 'kernel']), (s) =>
-      each(s, async (load) => [await measureCpuRow(h, s, load, true, 'pacedKernel', `sammy paced ${paceLabel(load)}, --burst-mode kernel`)]),
+      eachLoad(async (load) => [await measureCpuRow(h, s, load, true, 'pacedKernel', `sammy paced ${paceLabel(load)}, --burst-mode kernel`)]),
     )),
-    // Node's own floor: node:http alone, the bodies from memory, paced by the kernel per connection.
-    ...(await onServer(h, () => h.startNodeFloor('cpu-node-floor'), (s) =>
-      each(s, async (load) => [
-        await measureCpuRow(h, s, load, true, 'nodeFloorPaced', `node:http alone (bodies from memory), paced ${paceLabel(load)} by the kernel`),
-        await measureCpuRow(h, s, load, false, 'nodeFloor', 'node:http alone (bodies from memory), unpaced'),
-      ]),
-    )),
+    // Node's own floor: node:http alone, the bodies from memory, paced by the kernel per
+    // connection; then the same answers through a bare fastify, the server's framework.
+    ...(await floorRows(h, 'node', 'nodeFloorPaced', 'nodeFloor', 'node:http alone (bodies from memory)')),
+    ...(await floorRows(h, 'fastify', 'fastifyFloorPaced', 'fastifyFloor', 'bare fastify (one route, no logger, bodies from memory)')),
     // What zero-copy changes: the same server with bodies through Node's streams.
     ...(await onServer(h, () => h.startSammy('cpu-stream', [...ONE_WORKER, '--burst-mode', 'kernel', '--body-path', 'stream']), async (s) => [
       await measureCpuRow(h, s, CPU_LOADS[0]!, true, 'pacedKernelStream', `sammy paced ${paceLabel(CPU_LOADS[0]!)}, --burst-mode kernel --body-path stream`),
@@ -236,7 +246,7 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
   if (withNginx) {
     rows.push(
       ...(await onServer(h, () => h.startNginx('nginx', 18_080, { limitRateBytesPerS: null }), (s) =>
-        each(s, async (load) => [await measureCpuRow(h, s, load, false, 'nginx', 'nginx (sendfile), no pacing')]),
+        eachLoad(async (load) => [await measureCpuRow(h, s, load, false, 'nginx', 'nginx (sendfile), no pacing')]),
       )),
       // nginx's nearest equivalent; it grants one second of limit_rate up front, so
       // responses this small are not slowed at all (see the seconds column).
@@ -277,6 +287,11 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
       h.say(
         `${clients} clients, CPU per GB, Node's floor (node:http alone) / nginx: unpaced ${fmt(f.unpacedVsNginx)}x, paced by the kernel ${fmt(f.pacedVsNginx)}x; sammy / Node's floor: unpaced ${fmt(f.unpacedVsNodeFloor)}x, paced with kernel trains ${fmt(f.pacedKernelVsNodeFloor)}x`,
       );
+      if (f.fastifyPacedVsNodeFloor !== undefined) {
+        h.say(
+          `${clients} clients, CPU per GB, bare fastify / node:http alone: unpaced ${fmt(f.fastifyUnpacedVsNodeFloor)}x, paced by the kernel ${fmt(f.fastifyPacedVsNodeFloor)}x; sammy / bare fastify: unpaced ${fmt(f.unpacedVsFastifyFloor)}x, paced with kernel trains ${fmt(f.pacedKernelVsFastifyFloor)}x`,
+        );
+      }
     }
     if (r.pacedNamespaceVsNginx !== undefined) {
       h.say(`${clients} clients, CPU per GB, 4-packet trains by the namespace mechanism: sammy / nginx unpaced ${fmt(r.pacedNamespaceVsNginx)}x; sammy / nginx paced the same way ${fmt(r.pacedNamespaceVsNginxPacedNamespace)}x`);

@@ -32,6 +32,7 @@ import { CLOCK_TICKS_PER_S, CPU_FILE_BYTES, CPU_FILES, CPU_LOADS, cpuSection, me
 import { inBenchNet } from './harness.js';
 import { fmt, type BenchKit, type BenchServer as Server, type NginxOptions } from './kit.js';
 import { BENCH_PREFIX, type BenchNet, sh } from './netns.js';
+import type { FloorFramework } from './node-floor.js';
 import { tlsSection } from './tls.js';
 import { parseTcpdump, summarizeTrains, TRAIN_BUCKETS, trainLengths, type TrainSummary } from './trains.js';
 
@@ -72,9 +73,9 @@ export async function startSammy(net: BenchNet, work: string, mediaDir: string, 
   return startNodeServer(net, name, ['--media', mediaDir, '--host', net.serverIp, '--port', '0', '--log', logFile, '--log-level', 'warn', ...args], logFile);
 }
 
-/** Node's own floor for the CPU section (bench/node-floor.ts) in the server namespace. */
-export function startNodeFloor(net: BenchNet, mediaDir: string, name: string): Promise<Server> {
-  return startNodeServer(net, name, [mediaDir, net.serverIp], null, 'bench/node-floor.ts');
+/** Node's own floor for the CPU section (bench/node-floor.ts: node:http alone, or a bare fastify) in the server namespace. */
+export function startNodeFloor(net: BenchNet, mediaDir: string, name: string, framework: FloorFramework): Promise<Server> {
+  return startNodeServer(net, name, [mediaDir, net.serverIp, framework], null, 'bench/node-floor.ts');
 }
 
 export async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, o: NginxOptions): Promise<Server> {
@@ -318,7 +319,7 @@ function cpu(kit: BenchKit, withNginx: boolean): Promise<CpuSection> {
     {
       serverIp: kit.net.serverIp,
       startSammy: async (name, args) => keep(await kit.startSammy(name, args)),
-      startNodeFloor: async (name) => keep(await startNodeFloor(kit.net, kit.mediaDir, name)),
+      startNodeFloor: async (name, framework) => keep(await startNodeFloor(kit.net, kit.mediaDir, name, framework)),
       startNginx: async (name, port, o) => {
         if (o.kernelPaceBytesPerS !== undefined && 'unavailable' in pacing) throw new Error(`nginx cannot be paced by the kernel: ${pacing.unavailable}`);
         const kernelPace = o.kernelPaceBytesPerS === undefined || !('preload' in pacing) ? null : { preload: pacing.preload, bytesPerS: o.kernelPaceBytesPerS };

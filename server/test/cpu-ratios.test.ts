@@ -35,6 +35,17 @@ describe('server bench CPU ratios', () => {
     expect(cpuRatios(rows.filter((r) => r.id !== 'nodeFloorPaced'), 16).nodeFloor).toBeUndefined();
   });
 
+  test('the fastify floor splits what the server adds to node:http into the framework and the rest', () => {
+    const rows = [row('unpaced', 0.6), row('pacedKernel', 1.2), row('pacedDefault', 2), row('nodeFloor', 0.4), row('nodeFloorPaced', 0.5), row('fastifyFloor', 0.5), row('fastifyFloorPaced', 0.8)];
+    const floor = cpuRatios(rows, 16).nodeFloor!;
+    expect(floor.fastifyUnpacedVsNodeFloor).toBeCloseTo(1.25, 9);
+    expect(floor.fastifyPacedVsNodeFloor).toBeCloseTo(1.6, 9);
+    expect(floor.unpacedVsFastifyFloor).toBeCloseTo(1.2, 9);
+    expect(floor.pacedKernelVsFastifyFloor).toBeCloseTo(1.5, 9);
+    // A fastify floor measured without its paced row gives none of its ratios.
+    expect(cpuRatios(rows.filter((r) => r.id !== 'fastifyFloorPaced'), 16).nodeFloor).toEqual({ unpacedVsNodeFloor: 0.6 / 0.4, pacedKernelVsNodeFloor: 1.2 / 0.5 });
+  });
+
   test('the kernel-paced nginx rows give the comparisons with the kernel pacing in both', () => {
     const rows = [
       row('nginx', 2),

@@ -1,6 +1,7 @@
-// The server bench's reference for Node's own floor (bench/node-floor.ts), on loopback:
-// it must serve the section's files as they are and pace a connection that asks, or
-// the floor it measures is not the work the server's rows do.
+// The server bench's references for Node's own floor and fastify's (bench/node-floor.ts),
+// on loopback: each must serve the section's files as they are and pace a connection
+// that asks, or the floor it measures is not the work the server's rows do.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Http1Connection, requestHead } from '../bench/http1.js';
@@ -11,14 +12,16 @@ import { MB, makeDir, randomFile, removeDir } from './helpers.js';
 const control = loadSocketControl();
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
-describe("Node's floor for the CPU bench", () => {
+const FLOOR_CLI = fileURLToPath(new URL('../bench/node-floor.ts', import.meta.url));
+
+describe.each(['node', 'fastify'])("the %s floor for the CPU bench", (framework) => {
   let mediaDir: string;
   let floor: ServerProcess;
   const body = randomFile(2 * MB);
 
   beforeAll(async () => {
     mediaDir = makeDir({ 'seg-0.m4s': body, 'other.txt': Buffer.from('not served') });
-    floor = await startServer({ name: 'node-floor', cli: fileURLToPath(new URL('../bench/node-floor.ts', import.meta.url)), args: [mediaDir, '127.0.0.1'] });
+    floor = await startServer({ name: `${framework}-floor`, cli: FLOOR_CLI, args: [mediaDir, '127.0.0.1', framework] });
   });
   afterAll(async () => {
     await stop(floor.process);
@@ -33,6 +36,7 @@ describe("Node's floor for the CPU bench", () => {
     try {
       expect((await conn.get(requestHead('127.0.0.1', '/media/other.txt'))).status).toBe(404);
       expect((await conn.get(requestHead('127.0.0.1', '/media/../seg-0.m4s'))).status).toBe(404);
+      expect((await conn.get(requestHead('127.0.0.1', '/elsewhere/seg-0.m4s'))).status).toBe(404);
       expect((await conn.get(requestHead('127.0.0.1', '/media/seg-0.m4s'))).bodyBytes).toBe(body.length);
     } finally {
       conn.close();
@@ -51,4 +55,10 @@ describe("Node's floor for the CPU bench", () => {
       conn.close();
     }
   });
+});
+
+test('the floor refuses a framework it does not know, with its usage', () => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', FLOOR_CLI, '/nonexistent', '127.0.0.1', 'express'], { encoding: 'utf8' });
+  expect(r.status).toBe(2);
+  expect(r.stderr).toContain('usage: node --import tsx bench/node-floor.ts MEDIA_DIR HOST [node|fastify]');
 });
