@@ -55,7 +55,13 @@ function answer(method: string | undefined, url: string | undefined, cmcdStatus:
   return body;
 }
 
-function nodeFloor(): { listen: () => Promise<AddressInfo>; close: () => Promise<void> } {
+/** A floor server: listening on an ephemeral port, and closing with its connections. */
+interface Floor {
+  listen(): Promise<AddressInfo>;
+  close(): Promise<void>;
+}
+
+function nodeFloor(): Floor {
   const server = createServer({ keepAliveTimeout: 60_000 }, (req: IncomingMessage, res: ServerResponse) => {
     const body = answer(req.method, req.url, req.headers['cmcd-status'], req.socket);
     if (body === undefined) res.writeHead(404, { 'content-length': 0 }).end();
@@ -71,7 +77,7 @@ function nodeFloor(): { listen: () => Promise<AddressInfo>; close: () => Promise
   };
 }
 
-function fastifyFloor(): { listen: () => Promise<AddressInfo>; close: () => Promise<void> } {
+function fastifyFloor(): Floor {
   const app = Fastify({ logger: false, keepAliveTimeout: 60_000, forceCloseConnections: true });
   app.get('/media/*', async (req, reply) => {
     const body = answer(req.method, req.url, req.headers['cmcd-status'], req.raw.socket);
