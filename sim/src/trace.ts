@@ -291,3 +291,17 @@ export function meanBandwidthKbps(trace: Trace, horizonS?: number): number {
   const endS = horizonS ?? trace.periodS ?? trace.stepStartS[trace.stepStartS.length - 1]! + 1;
   return capacityKbits(trace, 0, endS) / endS;
 }
+
+/**
+ * The link as a chunk download sees it: every step's bandwidth times `efficiency`, in
+ * (0, 1]. The fluid link carries a download at the trace's full capacity after one
+ * request latency; a real TCP connection carries less of it (a shallow queue's losses
+ * and the congestion window's recovery from them, slow start after a gap). At 1 the
+ * trace is returned as it is; otherwise its name says the efficiency (`NAME@0.85`), so
+ * a corpus can hold the same trace at several.
+ */
+export function atLinkEfficiency(trace: Trace, efficiency: number): Trace {
+  if (!(efficiency > 0 && efficiency <= 1)) throw new SimError('SIM_BAD_ARGS', `a link efficiency must be in (0, 1], got ${efficiency}`);
+  if (efficiency === 1) return trace;
+  return { ...trace, name: `${trace.name}@${efficiency}`, bandwidthKbps: trace.bandwidthKbps.map((kbps) => kbps * efficiency) };
+}

@@ -5,15 +5,17 @@ const SIM_DIR = new URL('..', import.meta.url).pathname;
 // Relative paths resolve against the folder the user typed the command in (npm's INIT_CWD).
 const ENV = { ...process.env, INIT_CWD: SIM_DIR };
 
-function sim(args: string[]): { status: number; stdout: string; stderr: string } {
+function run(script: 'sim' | 'corpus', args: string[]): { status: number; stdout: string; stderr: string } {
   try {
-    const stdout = execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/sim.ts', ...args], { cwd: SIM_DIR, env: ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdout = execFileSync(process.execPath, ['--import', 'tsx', `src/cli/${script}.ts`, ...args], { cwd: SIM_DIR, env: ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     return { status: 0, stdout, stderr: '' };
   } catch (err) {
     const e = err as { status: number; stdout: string; stderr: string };
     return { status: e.status, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+const sim = (args: string[]): ReturnType<typeof run> => run('sim', args);
 
 describe('npm run sim', () => {
   test('--json prints one SessionQoE with its ChunkRecords', () => {
@@ -49,6 +51,25 @@ describe('npm run sim', () => {
     expect(bad.stderr).toMatch(/--trace-offset-s must be a non-negative number of seconds/);
   }, 30_000);
 
+  test('--link-efficiency gives every download that share of the link, and records it', () => {
+    const run = (extra: string[]): SessionQoE & { config: Record<string, unknown>; sim: { trace: string } } => {
+      const { status, stdout } = sim(['--trace', 'constant:2000', '--arm', 'control', '--duration', '60', '--json', ...extra]);
+      expect(status).toBe(0);
+      return JSON.parse(stdout) as SessionQoE & { config: Record<string, unknown>; sim: { trace: string } };
+    };
+    const whole = run([]);
+    const half = run(['--link-efficiency', '0.5']);
+    expect(whole.config.linkEfficiency).toBe(1);
+    expect(half.config.linkEfficiency).toBe(0.5);
+    expect(half.sim.trace).toBe('constant:2000@0.5');
+    expect(half.config.traceMeanKbps).toBeCloseTo(1000);
+    // The initial chunks are unpaced: they arrive at the link's rate, now half of it.
+    expect(half.initialThroughputKbps! / whole.initialThroughputKbps!).toBeCloseTo(0.5, 1);
+    const bad = sim(['--trace', 'constant:2000', '--link-efficiency', '1.5']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--link-efficiency must be a number in \(0, 1\]/);
+  }, 30_000);
+
   test('prints QoE and smoothness for a person, and names bad options with exit code 2', () => {
     const ok = sim(['--trace', 'constant:40000', '--duration', '60', '--config', '{"beta":0.6}']);
     expect(ok.status).toBe(0);
@@ -62,4 +83,18 @@ describe('npm run sim', () => {
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/--trace is required/);
   }, 30_000);
+});
+
+describe('npm run sim:corpus', () => {
+  test('--link-efficiency runs every trace at each efficiency; a repeated one is refused', () => {
+    const { status, stdout } = run('corpus', ['--files-only', '--duration', '60', '--link-efficiency', '1,0.7', '--json']);
+    expect(status).toBe(0);
+    const names = (JSON.parse(stdout) as { traces: { trace: string }[] }).traces.map((t) => t.trace);
+    const plain = names.filter((n) => !n.endsWith('@0.7'));
+    expect(plain.length).toBeGreaterThan(0);
+    expect(names).toEqual([...plain, ...plain.map((n) => `${n}@0.7`)]);
+    const bad = run('corpus', ['--files-only', '--link-efficiency', '0.7,0.7']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--link-efficiency lists an efficiency twice/);
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { DEFAULT_GRID_SPEC, gridPoints, parseGrid } from '../src/sweep/grid.js';
 import { svgPlot } from '../src/sweep/report.js';
 import { paretoFront, runSweep, safest, stablest, type SweepRow } from '../src/sweep/sweep.js';
@@ -133,6 +133,20 @@ describe('npm run sim:sweep', () => {
     expect(json.rows).toHaveLength(2);
     expect(json.config.traces.length).toBe(bundledTraces().length);
     expect(readFileSync(join(out, 'sweep.svg'), 'utf8')).toContain('</svg>');
+  }, 60_000);
+
+  test('--link-efficiency runs every trace at each efficiency and says so', () => {
+    const dir = join(out, 'efficiency');
+    execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/sweep.ts', '--grid', 'empty=11', '--duration', '60', '--link-efficiency', '1,0.8', '--out', dir], {
+      cwd: new URL('..', import.meta.url).pathname,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const json = JSON.parse(readFileSync(join(dir, 'sweep.json'), 'utf8'));
+    const names = bundledTraces().map((f) => basename(f));
+    expect(json.config.linkEfficiencies).toEqual([1, 0.8]);
+    expect(json.config.traces).toEqual([...names, ...names.map((n) => `${n}@0.8`)]);
+    expect(readFileSync(join(dir, 'sweep.md'), 'utf8')).toContain('link efficiency 1, 0.8: every trace at each');
   }, 60_000);
 
   test('names a bad grid and exits 2', () => {

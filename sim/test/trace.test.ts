@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SimError } from '../src/errors.js';
 import {
+  atLinkEfficiency,
   bandwidthAtKbps,
   capacityKbits,
   constantTrace,
@@ -169,5 +170,35 @@ describe('loadTrace', () => {
     expect(() => loadTrace(join(dir, 'missing.json'))).toThrow(/cannot read trace/);
     writeFileSync(join(dir, 'broken.json'), '[{"durationS": 1,');
     expect(() => loadTrace(join(dir, 'broken.json'))).toThrow(/invalid JSON/);
+  });
+});
+
+describe('atLinkEfficiency', () => {
+  const steps = parseStepsTrace(
+    [
+      { durationS: 1, bandwidthKbps: 1000, latencyMs: 10 },
+      { durationS: 1, bandwidthKbps: 0 },
+      { durationS: 1, bandwidthKbps: 4000 },
+    ],
+    'steps',
+    { defaultLatencyMs: 30 },
+  );
+
+  test('every step carries that share of its bandwidth; latency, timing and the outage stay', () => {
+    const slow = atLinkEfficiency(steps, 0.5);
+    expect(slow.name).toBe('steps@0.5');
+    expect(Array.from(slow.bandwidthKbps)).toEqual([500, 0, 2000]);
+    expect(Array.from(slow.stepStartS)).toEqual(Array.from(steps.stepStartS));
+    expect(latencyAtS(slow, 0.5)).toBeCloseTo(0.01);
+    // 500 kbit in the first second, nothing in the second, the other 500 at 2000 kbps.
+    expect(transferEndS(slow, 0, 1000, null)).toBeCloseTo(2.25);
+    expect(transferEndS(steps, 0, 1000, null)).toBeCloseTo(1);
+    // The original is untouched.
+    expect(Array.from(steps.bandwidthKbps)).toEqual([1000, 0, 4000]);
+  });
+
+  test('1 is the trace itself; outside (0, 1] is refused', () => {
+    expect(atLinkEfficiency(steps, 1)).toBe(steps);
+    for (const bad of [0, -0.5, 1.5, Number.NaN]) expect(() => atLinkEfficiency(steps, bad)).toThrow(/link efficiency must be in \(0, 1\]/);
   });
 });

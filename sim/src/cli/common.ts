@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { SimError } from '../errors.js';
+import { atLinkEfficiency, type Trace } from '../trace.js';
 
 /** The lab ladder (5 rungs, top 1.05 Mbps) from a real encoder run, bundled so nothing is encoded. */
 export const BUNDLED_LADDER = fileURLToPath(new URL('../../fixtures/lab-segments.json', import.meta.url));
@@ -50,6 +51,22 @@ export function numberOption(value: string | undefined, flag: string, check: (n:
 export function numberList(value: string | undefined, flag: string): number[] | undefined {
   if (value === undefined) return undefined;
   return value.split(',').map((part) => numberOption(part, flag, (n) => n > 0, 'a comma-separated list of positive numbers')!);
+}
+
+/** What `--link-efficiency` means, for the usage texts (trace.ts atLinkEfficiency; README "Link efficiency"). */
+export const LINK_EFFICIENCY_HELP = 'the share of each trace\'s capacity a chunk download gets, in (0, 1]; default 1 (the fluid link)';
+
+/** `--link-efficiency 1,0.85`: one or more efficiencies in (0, 1], without repeats; [1] when absent. */
+export function linkEfficiencies(value: string | undefined, flag = '--link-efficiency'): number[] {
+  if (value === undefined) return [1];
+  const list = value.split(',').map((part) => numberOption(part, flag, (n) => n > 0 && n <= 1, 'a comma-separated list of numbers in (0, 1]')!);
+  if (new Set(list).size !== list.length) throw new SimError('SIM_BAD_ARGS', `${flag} lists an efficiency twice: ${JSON.stringify(value)}`);
+  return list;
+}
+
+/** Every trace at every efficiency, efficiency by efficiency (names carry any efficiency below 1). */
+export function atLinkEfficiencies(traces: readonly Trace[], efficiencies: readonly number[]): Trace[] {
+  return efficiencies.flatMap((e) => traces.map((t) => atLinkEfficiency(t, e)));
 }
 
 /** `--config '{"beta": 0.6}'`: Sammy overrides as a JSON object (validated by the core). */

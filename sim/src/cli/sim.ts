@@ -1,7 +1,7 @@
 /**
  * npm run sim -- --trace TRACE [--ladder SEGMENTS_JSON] [--arm sammy|control|fixed4x|spiral]
  *                [--duration S] [--json] [--max-buffer S] [--config JSON] [--history-kbps LIST]
- *                [--latency-ms MS] [--mahimahi-bin-ms MS] [--trace-offset-s S]
+ *                [--latency-ms MS] [--mahimahi-bin-ms MS] [--trace-offset-s S] [--link-efficiency F]
  */
 import { basename } from 'node:path';
 import { armFactory } from '../arms/index.js';
@@ -10,14 +10,15 @@ import { SimError } from '../errors.js';
 import { loadSidecar } from '../ladder.js';
 import { DEFAULT_SESSION_DURATION_S, simulateSession, type SimSessionQoE } from '../session.js';
 import { theorem1 } from '../theorem1.js';
-import { DEFAULT_LATENCY_MS, DEFAULT_MAHIMAHI_BIN_MS, loadTrace, meanBandwidthKbps, startTraceAt } from '../trace.js';
-import { BUNDLED_LADDER, jsonObject, numberList, numberOption, runMain, traceSpec, userPath, cliValues } from './common.js';
+import { atLinkEfficiency, DEFAULT_LATENCY_MS, DEFAULT_MAHIMAHI_BIN_MS, loadTrace, meanBandwidthKbps, startTraceAt } from '../trace.js';
+import { BUNDLED_LADDER, jsonObject, LINK_EFFICIENCY_HELP, numberList, numberOption, runMain, traceSpec, userPath, cliValues } from './common.js';
 
 const USAGE = `usage: npm run sim -- --trace TRACE [--ladder SEGMENTS_JSON] [--arm ${SIM_ARMS.join('|')}] [--duration S] [--json]
          [--max-buffer S] [--config '{"beta":0.6}'] [--history-kbps 8000,9000] [--latency-ms ${DEFAULT_LATENCY_MS}] [--mahimahi-bin-ms ${DEFAULT_MAHIMAHI_BIN_MS}]
-         [--trace-offset-s 0]
+         [--trace-offset-s 0] [--link-efficiency 1]
   TRACE: constant:KBPS | a JSON steps file | a mahimahi file (sim/traces/ has examples)
-  --ladder defaults to the bundled lab ladder (sim/fixtures/lab-segments.json)`;
+  --ladder defaults to the bundled lab ladder (sim/fixtures/lab-segments.json)
+  --link-efficiency: ${LINK_EFFICIENCY_HELP}`;
 
 function fmt(value: number | null, digits = 0, unit = ''): string {
   return value === null ? 'n/a' : `${value.toFixed(digits)}${unit}`;
@@ -60,6 +61,7 @@ async function main(): Promise<number> {
       'latency-ms': { type: 'string' },
       'mahimahi-bin-ms': { type: 'string' },
       'trace-offset-s': { type: 'string' },
+      'link-efficiency': { type: 'string' },
     },
     USAGE,
   );
@@ -72,12 +74,16 @@ async function main(): Promise<number> {
   const latencyMs = numberOption(values['latency-ms'], '--latency-ms', (n) => n >= 0, 'a non-negative number of ms');
   const binMs = numberOption(values['mahimahi-bin-ms'], '--mahimahi-bin-ms', (n) => n > 0, 'a positive number of ms');
   const traceOffsetS = numberOption(values['trace-offset-s'], '--trace-offset-s', (n) => n >= 0, 'a non-negative number of seconds') ?? 0;
-  const trace = startTraceAt(
-    loadTrace(traceSpec(values.trace), {
-      ...(latencyMs === undefined ? {} : { defaultLatencyMs: latencyMs }),
-      ...(binMs === undefined ? {} : { mahimahiBinMs: binMs }),
-    }),
-    traceOffsetS,
+  const linkEfficiency = numberOption(values['link-efficiency'], '--link-efficiency', (n) => n > 0 && n <= 1, 'a number in (0, 1]') ?? 1;
+  const trace = atLinkEfficiency(
+    startTraceAt(
+      loadTrace(traceSpec(values.trace), {
+        ...(latencyMs === undefined ? {} : { defaultLatencyMs: latencyMs }),
+        ...(binMs === undefined ? {} : { mahimahiBinMs: binMs }),
+      }),
+      traceOffsetS,
+    ),
+    linkEfficiency,
   );
   const ladderPath = values.ladder === undefined ? BUNDLED_LADDER : userPath(values.ladder);
   const sidecar = loadSidecar(ladderPath);
@@ -99,6 +105,7 @@ async function main(): Promise<number> {
   qoe.config.defaultLatencyMs = latencyMs ?? DEFAULT_LATENCY_MS;
   if (trace.format === 'mahimahi') qoe.config.mahimahiBinMs = binMs ?? DEFAULT_MAHIMAHI_BIN_MS;
   qoe.config.traceOffsetS = traceOffsetS;
+  qoe.config.linkEfficiency = linkEfficiency;
   qoe.config.traceMeanKbps = meanBandwidthKbps(trace, qoe.sim.lastArrivalS);
   if (values.json) console.log(JSON.stringify(qoe));
   else console.log(formatSession(qoe, basename(ladderPath)));

@@ -1,6 +1,6 @@
 /**
  * npm run sim:sweep -- [--traces DIR] [--ladder SEGMENTS_JSON] [--grid SPEC] [--duration S]
- *                      [--max-buffer S] [--out DIR]
+ *                      [--max-buffer S] [--link-efficiency LIST] [--out DIR]
  * Writes OUT/sweep.json (every row), OUT/sweep.md (the Pareto table) and OUT/sweep.svg.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -15,14 +15,16 @@ import { corpusTraces } from '../corpus/traces.js';
 import { markdownReport, markdownTable, safestRows, stablestRows, svgPlot } from '../sweep/report.js';
 import { runSweep } from '../sweep/sweep.js';
 import { loadTrace } from '../trace.js';
-import { BUNDLED_LADDER, BUNDLED_TRACES, numberOption, runMain, userPath, cliValues, traceFiles } from './common.js';
+import { atLinkEfficiencies, BUNDLED_LADDER, BUNDLED_TRACES, LINK_EFFICIENCY_HELP, linkEfficiencies, numberOption, runMain, userPath, cliValues, traceFiles } from './common.js';
 
 const DEFAULT_OUT = fileURLToPath(new URL('../../out/sweep', import.meta.url));
-const USAGE = `usage: npm run sim:sweep -- [--traces DIR] [--corpus] [--ladder SEGMENTS_JSON] [--grid SPEC] [--duration S] [--max-buffer S] [--out DIR]
+const USAGE = `usage: npm run sim:sweep -- [--traces DIR] [--corpus] [--ladder SEGMENTS_JSON] [--grid SPEC] [--duration S] [--max-buffer S]
+                          [--link-efficiency 1,0.85] [--out DIR]
   --traces   a folder of traces (JSON steps or mahimahi files); default: the bundled sim/traces
   --corpus   the corpus of npm run sim:corpus: those files (mahimahi at 40 ms) plus the generated families
   --grid     name=v1,v2;... over empty, full, beta, lookahead or any Sammy config field
              default: ${DEFAULT_GRID_SPEC}
+  --link-efficiency  ${LINK_EFFICIENCY_HELP}; a list runs every trace at each
   --out      default: sim/out/sweep`;
 
 async function main(): Promise<number> {
@@ -34,6 +36,7 @@ async function main(): Promise<number> {
       grid: { type: 'string', default: DEFAULT_GRID_SPEC },
       duration: { type: 'string' },
       'max-buffer': { type: 'string' },
+      'link-efficiency': { type: 'string' },
       out: { type: 'string' },
     },
     USAGE,
@@ -43,7 +46,9 @@ async function main(): Promise<number> {
   const files = traceFiles(dir);
   const ladderPath = values.ladder === undefined ? BUNDLED_LADDER : userPath(values.ladder);
   const sidecar = loadSidecar(ladderPath);
-  const traces = values.corpus ? corpusTraces({ files, ladderKbps: sidecar.representations.map((r) => r.bitrateKbps) }) : files.map((f) => loadTrace(f));
+  const efficiencies = linkEfficiencies(values['link-efficiency']);
+  const base = values.corpus ? corpusTraces({ files, ladderKbps: sidecar.representations.map((r) => r.bitrateKbps) }) : files.map((f) => loadTrace(f));
+  const traces = atLinkEfficiencies(base, efficiencies);
   const grid = parseGrid(values.grid!);
   const points = gridPoints(grid);
   const durationS = numberOption(values.duration, '--duration', (n) => n > 0, 'a positive number of seconds') ?? DEFAULT_SESSION_DURATION_S;
@@ -75,6 +80,7 @@ async function main(): Promise<number> {
     maxBufferS: maxBufferS ?? DEFAULT_SAMMY_CONFIG.maxBufferS,
     grid: values.grid!,
     corpus: values.corpus ?? false,
+    linkEfficiencies: efficiencies,
   };
   mkdirSync(out, { recursive: true });
   const title = `Sammy sweep: ${result.rows.length} parameter sets over ${traces.length} traces (thesis Fig. 2.5)`;

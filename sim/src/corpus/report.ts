@@ -53,6 +53,15 @@ export interface CorpusReportContext {
   ladder: string;
   durationS: number;
   maxBufferS: number;
+  /** Each trace ran at each of these link efficiencies (trace.ts atLinkEfficiency). */
+  linkEfficiencies: readonly number[];
+}
+
+/** The reports' line on the link efficiencies a run used. */
+export function linkEfficiencyLine(efficiencies: readonly number[]): string {
+  return efficiencies.length === 1 && efficiencies[0] === 1
+    ? 'link efficiency 1: every download gets the trace\'s whole capacity (the fluid link)'
+    : `link efficiency ${efficiencies.join(', ')}: every trace at each (a name ending in @E is the trace at efficiency E)`;
 }
 
 export function corpusReport(result: CorpusResult, ctx: CorpusReportContext): string {
@@ -65,6 +74,7 @@ total download time). The bar per trace: Sammy's switches at most control's + ${
 rebuffer time at most control's + ${BAR.extraRebufferS} s, mean SSIM at least control's - ${BAR.ssimDrop}.
 
 - ladder: ${ctx.ladder}; ${ctx.durationS} s of media per session; buffer target ${ctx.maxBufferS} s for every arm
+- ${linkEfficiencyLine(ctx.linkEfficiencies)}
 - re-render: \`${ctx.command}\`
 - every parameter of every arm: \`corpus.json\` (\`config\`)
 

@@ -1,5 +1,6 @@
 /** The sweep's outputs: a markdown table (the Pareto rows) and an SVG scatter plot (thesis Fig. 2.5). */
 import type { SammyConfig } from '../core.js';
+import { linkEfficiencyLine } from '../corpus/report.js';
 import { GRID_ALIASES } from './grid.js';
 import type { SweepResult, SweepRow } from './sweep.js';
 
@@ -19,6 +20,8 @@ export interface ReportContext {
   durationS: number;
   maxBufferS: number;
   grid: string;
+  /** Each trace ran at each of these link efficiencies (trace.ts atLinkEfficiency). */
+  linkEfficiencies: readonly number[];
 }
 
 export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[], rowsOf: (r: SweepResult) => SweepRow[] = paretoRows): string {
@@ -62,6 +65,7 @@ rebuffers and play delay are totals and means over the traces. The Pareto front 
 
 - traces (${ctx.traces.length}): ${ctx.traces.join(', ')}
 - ladder: ${ctx.ladder}; ${ctx.durationS} s of media per session; buffer target ${ctx.maxBufferS} s for every arm
+- ${linkEfficiencyLine(ctx.linkEfficiencies)}
 - grid: \`${ctx.grid}\` (${result.rows.length} points, ${sessions} sessions)
 
 ![trade-off](${svgName})
