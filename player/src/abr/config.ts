@@ -32,6 +32,20 @@ export interface SammyConfig {
    */
   reserveFillRate: number;
   /**
+   * The cautious estimate under the reserve (session.ts): while the buffer is under R,
+   * every choice (holds and down-switches too) takes at most the lowest link-bound
+   * throughput among the last this many chunks, instead of the windowed harmonic mean
+   * alone. A buffer under the reserve cannot ride out a fade, so it plans on the worst
+   * the link has recently done. 0: off.
+   */
+  reserveSampleWindow: number;
+  /**
+   * A paced chunk counts as link-bound (its throughput says what the link carried, not
+   * what the pace let through) when it measured below this fraction of its rtp. Unpaced
+   * chunks always count.
+   */
+  linkBoundPaceFraction: number;
+  /**
    * The buffer target: the player requests only while buffer + one segment is below it,
    * so the fullest buffer a request sees is this minus one segment; the pace rate's
    * buffer fraction is measured against that (pace.ts `fullBufferS`). 30 s is dash.js's own target at
@@ -88,8 +102,10 @@ export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
   paceFullMultiplier: 2.9,
   beta: 0.8,
   lookaheadSegments: 7,
-  bufferReserveFraction: 0.4,
-  reserveFillRate: 0.25,
+  bufferReserveFraction: 0.55,
+  reserveFillRate: 0.1,
+  reserveSampleWindow: 16,
+  linkBoundPaceFraction: 0.5,
   maxBufferS: 30,
   throughputWindow: 5,
   historySize: 10,
@@ -127,6 +143,8 @@ const RANGES: Record<keyof SammyConfig, Range> = {
   lookaheadSegments: { min: 1, max: 1000, integer: true },
   bufferReserveFraction: { min: 0, max: 0.99 },
   reserveFillRate: { min: 0, max: 0.95 },
+  reserveSampleWindow: { min: 0, max: 1000, integer: true },
+  linkBoundPaceFraction: { min: 0, max: 1 },
   maxBufferS: { min: 0, max: 86_400, openMin: true },
   throughputWindow: { min: 1, max: 1000, integer: true },
   historySize: { min: 1, max: 1000, integer: true },

@@ -5,7 +5,7 @@
  * adapter and the simulator drive it with the same calls:
  *
  *   decide({ bufferS, segmentIndex })   before each video chunk request
- *   addSample({ sizeBytes, downloadS, phase })   after each video chunk
+ *   addSample({ sizeBytes, downloadS, phase, rtpKbps })   after each video chunk
  *   firstFrame()   when a frame is shown (ends the initial phase)
  *   seek()   when the user seeks
  *   rebuffer()   when playback stalls after startup
@@ -27,14 +27,14 @@
  *   of recent samples applies again. The history is written once per session, at the
  *   first startup, so seeks do not outweigh sessions.
  */
-import { resolveSammyConfig, type SammyConfig } from './config.js';
+import { bufferReserve, resolveSammyConfig, type SammyConfig } from './config.js';
 import type { InitialThroughputHistory } from './history.js';
 import { stableRung } from './stability.js';
 import { clampRung, type Ladder } from './ladder.js';
 import { paceFor, type Pace } from './pace.js';
 import type { Phase } from './phase.js';
 import { stallVerdict, type DownloadProgress, type StallVerdict } from './stall.js';
-import { harmonicMean, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
+import { harmonicMean, isLinkBound, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
 
 export type EstimateSource = 'session' | 'history' | 'none';
 
@@ -131,6 +131,18 @@ export class SammySession {
     return { kbps: null, source: 'none' };
   }
 
+  /**
+   * Under the reserve R, the lowest throughput among the last reserveSampleWindow chunks
+   * that measured the link (config.ts); null at or above R, with the rule off, or when
+   * none of them was link-bound.
+   */
+  private reserveCautionKbps(bufferS: number): number | null {
+    const { reserveSampleWindow, linkBoundPaceFraction } = this.config;
+    if (reserveSampleWindow === 0 || !(bufferS < bufferReserve(this.config).reserveS)) return null;
+    const bound = this.samples.slice(-reserveSampleWindow).filter((s) => isLinkBound(s, linkBoundPaceFraction));
+    return bound.length === 0 ? null : Math.min(...bound.map(sampleKbps));
+  }
+
   /** `kbps`, at most lastSampleCapMultiplier times the latest of `samples` (config.ts). */
   private capByLatest(kbps: number, samples: readonly ThroughputSample[]): number {
     const latest = samples.at(-1);
@@ -163,7 +175,10 @@ export class SammySession {
 
   decide(input: DecisionInput): Decision {
     const maxRung = clampRung(this.ladder, input.maxRung);
-    const { kbps, source } = this.estimate();
+    const { kbps: windowKbps, source } = this.estimate();
+    const cautionKbps = windowKbps === null ? null : this.reserveCautionKbps(input.bufferS);
+    const cautious = cautionKbps !== null && cautionKbps < windowKbps!;
+    const kbps = cautious ? cautionKbps : windowKbps;
     const { rtpKbps, pace } = this.pace({ ...input, maxRung });
     const paced = rtpKbps !== null;
     const paceText = paced
@@ -191,12 +206,15 @@ export class SammySession {
     );
     const rung = choice.rung;
     this.currentRung = rung;
+    const caution = cautious
+      ? `; under the reserve the estimate is the slowest link-bound chunk of the last ${this.config.reserveSampleWindow} (${fmt(kbps)}, the window says ${fmt(windowKbps)})`
+      : '';
     const why = choice.noSafeRung
       ? `no rung keeps B_T > 0 at ${fmt(kbps)} (${source}): lowest rung`
       : choice.heldBelowRung !== null
         ? `stable: rung ${rung} (B_T = ${choice.predictedBufferS.toFixed(1)} s) rather than HYB's ${choice.heldBelowRung} at ${fmt(kbps)} (${source}): the up-switch is not sustained or would not keep the reserve`
         : `HYB: rung ${rung} keeps B_T = ${choice.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
-    return { ...common, rung, predictedBufferS: choice.predictedBufferS, reason: `${why}; ${paceText}` };
+    return { ...common, rung, predictedBufferS: choice.predictedBufferS, reason: `${why}${caution}; ${paceText}` };
   }
 
   /**
@@ -216,9 +234,14 @@ export class SammySession {
     return verdict;
   }
 
-  /** A downloaded video chunk; unusable samples (zero bytes or time) are ignored. */
+  /**
+   * A downloaded video chunk; unusable samples (zero bytes or time) are ignored, and an
+   * rtp that is not a positive number is taken as none (the chunk then counts as unpaced).
+   */
   addSample(sample: ThroughputSample): void {
-    if (isUsableSample(sample)) this.samples.push({ ...sample });
+    if (!isUsableSample(sample)) return;
+    const rtp = sample.rtpKbps;
+    this.samples.push({ ...sample, rtpKbps: typeof rtp === 'number' && Number.isFinite(rtp) && rtp > 0 ? rtp : null });
   }
 
   /**

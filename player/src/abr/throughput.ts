@@ -12,10 +12,21 @@ export interface ThroughputSample {
    * (unpaced), a `playing` chunk with one. Only `initial` samples may enter the history.
    */
   phase: Phase;
+  /** The rtp the chunk was requested with (null or absent: unpaced). */
+  rtpKbps?: number | null;
 }
 
 export function sampleKbps(s: Pick<ThroughputSample, 'sizeBytes' | 'downloadS'>): number {
   return bytesToKbit(s.sizeBytes) / s.downloadS;
+}
+
+/**
+ * Whether a chunk's throughput measured the link: unpaced, or paced and still below
+ * `paceFraction` of its rtp. A paced chunk near its pace says only that the link was at
+ * least that fast.
+ */
+export function isLinkBound(s: ThroughputSample, paceFraction: number): boolean {
+  return s.rtpKbps === undefined || s.rtpKbps === null || sampleKbps(s) < paceFraction * s.rtpKbps;
 }
 
 export function isUsableSample(s: ThroughputSample): boolean {

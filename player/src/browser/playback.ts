@@ -324,7 +324,7 @@ export class PlaybackCore {
       ...(this.abandonedBytes.has(req.index) ? { abandonedBytes: this.abandonedBytes.get(req.index)! } : {}),
     };
     this.abandonedBytes.delete(req.index);
-    this.session?.addSample({ sizeBytes, downloadS, phase: req.phase });
+    this.session?.addSample({ sizeBytes, downloadS, phase: req.phase, rtpKbps: req.rtpKbps });
     this.collector.addChunk(record);
     this.o.onChunk(record);
     return record;

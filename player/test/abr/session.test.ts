@@ -114,7 +114,7 @@ describe('SammySession', () => {
     const s = new SammySession({ ladder, history: new InitialThroughputHistory(store, 10) });
     s.addSample(top(0.1, 'initial')); // 21000 kbps, unpaced
     s.firstFrame(); // the history now holds 8000 and 21000
-    for (let i = 0; i < 5; i++) s.addSample(top(1.75, 'playing')); // 1200 kbps, paced
+    for (let i = 0; i < 5; i++) s.addSample({ ...top(1.75, 'playing'), rtpKbps: 1300 }); // 1200 kbps, paced at 1300
     expect(s.estimate().kbps).toBeCloseTo(1200, 9);
     s.seek();
     // Not the paced 1200 kbps: the history (harmonic mean of 8000 and 21000).
@@ -177,6 +177,58 @@ describe('the estimate after a fall (lastSampleCapMultiplier)', () => {
     const s = new SammySession({ ladder });
     for (const kbps of [500, 500, 500, 500, 5000]) s.addSample(sample(kbps));
     expect(s.estimate().kbps).toBeCloseTo(5 / (4 / 500 + 1 / 5000), 6);
+  });
+});
+
+describe('the cautious estimate under the reserve (reserveSampleWindow)', () => {
+  /** maxBufferS 30: the reserve R is 0.55 x 30 = 16.5 s. */
+  const config = { maxBufferS: 30 };
+  const chunk = (kbps: number, rtpKbps: number | null = null) => ({ sizeBytes: kbps * 250, downloadS: 2, phase: 'playing' as const, rtpKbps });
+  /** Four chunks at 4000 kbps, then `slow`, then five at 4000 again (the estimate's whole window). */
+  function session(slow: ReturnType<typeof chunk>, overrides = {}): SammySession {
+    const s = new SammySession({ ladder, config: { ...config, ...overrides } });
+    for (const c of [...Array(4).fill(chunk(4000)), slow, ...Array(5).fill(chunk(4000))]) s.addSample(c);
+    return s;
+  }
+
+  test('under the reserve every choice takes the slowest link-bound chunk of the window; at or above it the window', () => {
+    const s = session(chunk(600));
+    // The window's harmonic mean no longer holds the slow chunk: 4000 kbps.
+    expect(s.estimate().kbps).toBeCloseTo(4000, 9);
+    const under = s.decide({ bufferS: 10, segmentIndex: 20 });
+    expect(under.estimateKbps).toBeCloseTo(600, 9);
+    expect(under.reason).toMatch(/under the reserve the estimate is the slowest link-bound chunk of the last 16 \(600 kbps, the window says 4000 kbps\)/);
+    const above = s.decide({ bufferS: 16.5, segmentIndex: 21 });
+    expect(above.estimateKbps).toBeCloseTo(4000, 9);
+    expect(above.reason).not.toMatch(/under the reserve/);
+  });
+
+  test('a paced chunk counts only when it measured below linkBoundPaceFraction of its rtp', () => {
+    // 600 kbps at an rtp of 700: the pace held it back, not the link.
+    expect(session(chunk(600, 700)).decide({ bufferS: 10, segmentIndex: 20 }).estimateKbps).toBeCloseTo(4000, 9);
+    // 600 kbps at an rtp of 11000: the link did.
+    expect(session(chunk(600, 11_000)).decide({ bufferS: 10, segmentIndex: 20 }).estimateKbps).toBeCloseTo(600, 9);
+    // With the fraction at 0 no paced chunk counts; an unpaced one still does.
+    expect(session(chunk(600, 11_000), { linkBoundPaceFraction: 0 }).decide({ bufferS: 10, segmentIndex: 20 }).estimateKbps).toBeCloseTo(4000, 9);
+    expect(session(chunk(600), { linkBoundPaceFraction: 0 }).decide({ bufferS: 10, segmentIndex: 20 }).estimateKbps).toBeCloseTo(600, 9);
+  });
+
+  test('the window bounds how far back it looks; 0 turns the rule off', () => {
+    expect(session(chunk(600), { reserveSampleWindow: 5 }).decide({ bufferS: 10, segmentIndex: 20 }).estimateKbps).toBeCloseTo(4000, 9);
+    expect(session(chunk(600), { reserveSampleWindow: 6 }).decide({ bufferS: 10, segmentIndex: 20 }).estimateKbps).toBeCloseTo(600, 9);
+    expect(session(chunk(600), { reserveSampleWindow: 0 }).decide({ bufferS: 10, segmentIndex: 20 }).estimateKbps).toBeCloseTo(4000, 9);
+  });
+
+  test('it picks a lower rung than the window would, and an rtp that is not a positive number counts as none', () => {
+    const withRule = session(chunk(600, Number.NaN)).decide({ bufferS: 10, segmentIndex: 20 });
+    const without = session(chunk(600, Number.NaN), { reserveSampleWindow: 0 }).decide({ bufferS: 10, segmentIndex: 20 });
+    expect(withRule.estimateKbps).toBeCloseTo(600, 9);
+    expect(withRule.rung).toBeLessThan(without.rung);
+  });
+
+  test('bad values are refused', () => {
+    expect(() => resolveSammyConfig({ reserveSampleWindow: 2.5 })).toThrow('invalid reserveSampleWindow: 2.5 (accepted: an integer in [0, 1000])');
+    expect(() => resolveSammyConfig({ linkBoundPaceFraction: 1.5 })).toThrow('invalid linkBoundPaceFraction: 1.5 (accepted: a number in [0, 1])');
   });
 });
 
