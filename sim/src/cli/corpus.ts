@@ -69,8 +69,9 @@ function main(): number {
   if (values.out !== undefined) {
     const out = userPath(values.out);
     mkdirSync(out, { recursive: true });
-    writeFileSync(join(out, 'corpus.md'), corpusReport(result, { command, ladder: basename(ladderPath), durationS, maxBufferS, linkEfficiencies: efficiencies }));
-    writeFileSync(join(out, 'corpus.json'), JSON.stringify({ command, ladder: basename(ladderPath), durationS, maxBufferS, linkEfficiencies: efficiencies, ...result }, null, 1));
+    const context = { command, ladder: basename(ladderPath), durationS, maxBufferS, linkEfficiencies: efficiencies };
+    writeFileSync(join(out, 'corpus.md'), corpusReport(result, context));
+    writeFileSync(join(out, 'corpus.json'), JSON.stringify({ ...context, ...result }, null, 1));
   }
   console.log(values.json ? JSON.stringify(result) : corpusTable(result));
   if (result.failing.length > 0) console.error(`sammy misses the bar on ${result.failing.length} of ${result.traces.length} traces: ${result.failing.join(', ')}`);
