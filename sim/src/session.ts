@@ -13,7 +13,7 @@ import type { ArmPolicy, SimArm } from './arms/types.js';
 import { summarizeSession, type ChunkRecord, type Phase, type SessionQoE } from './core.js';
 import { SimError } from './errors.js';
 import { tileSidecar } from './ladder.js';
-import { capacityKbits, latencyAtS, transferEndS, type Trace } from './trace.js';
+import { capacityKbits, latencyAtS, linkFilledS, transferEndS, type Trace } from './trace.js';
 
 /** A ChunkRecord with what the simulator also knows. */
 export interface SimChunkRecord extends ChunkRecord {
@@ -27,6 +27,11 @@ export interface SimChunkRecord extends ChunkRecord {
   ssim: number;
   /** Bytes of an abandoned download of this segment at another rung (dash.js AbandonRequestsRule); 0 if none. */
   abandonedBytes: number;
+  /**
+   * Seconds of this segment's downloads (an abandoned one included) that ran at the
+   * link's full capacity, not held under it by the pace (trace.ts `linkFilledS`).
+   */
+  linkFilledS: number;
 }
 
 /** Session-wide figures beyond SessionQoE. */
@@ -45,6 +50,12 @@ export interface SimSummary {
   stoppedS: number;
   /** Mean, min and max rtp over playing-phase requests that carried one. */
   playingRtpKbps: { mean: number; min: number; max: number } | null;
+  /**
+   * Total seconds the video's downloads ran at the link's full capacity: what a
+   * neighbour sharing a queued bottleneck would have waited behind (the simulator has
+   * no queue; an unpaced download fills the link for all of its time).
+   */
+  linkFilledS: number;
 }
 
 export interface SimSessionQoE extends Omit<SessionQoE, 'arm' | 'chunks'> {
@@ -177,11 +188,13 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     const requestS = t;
     let download = startDownload(rung, index, t);
     let abandonedBytes = 0;
+    let filledS = 0;
     // dash.js's AbandonRequestsRule: the arm may give up a download part-way and fetch the
     // same segment again at another rung (once per segment, as dash.js does).
     const abandon = policy.onProgress ? progressCheck((p) => policy.onProgress!(p), download, index, bufferS, t) : null;
     if (abandon !== null) {
       abandonedBytes = abandon.loadedBytes;
+      filledS += linkFilledS(trace, download.firstByteS, abandon.atS, rtpKbps);
       advance(abandon.atS - t);
       t = abandon.atS;
       rung = abandon.rung;
@@ -212,6 +225,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
       stoppedS: stoppedThisChunkS,
       ssim: rep.ssim[index]!,
       abandonedBytes,
+      linkFilledS: filledS + linkFilledS(trace, firstByteS, endS, rtpKbps),
     };
     chunks.push(record);
     lastRung = rung;
@@ -308,6 +322,7 @@ function summarize(
       idleS: totals.idleS,
       stoppedS: totals.stoppedS,
       playingRtpKbps: rtps.length === 0 ? null : { mean: mean(rtps)!, min: Math.min(...rtps), max: Math.max(...rtps) },
+      linkFilledS: chunks.reduce((s, c) => s + c.linkFilledS, 0),
     },
   };
 }

@@ -264,17 +264,15 @@ export function transferEndS(trace: Trace, startS: number, kbits: number, capKbp
   }
 }
 
-/** Kbits the link can carry in [fromS, toS) at min(cap, available bandwidth). */
-export function capacityKbits(trace: Trace, fromS: number, toS: number, capKbps: number | null = null): number {
+/** Calls `visit` with each step's bandwidth and the seconds of it within [fromS, toS). */
+function walkSteps(trace: Trace, fromS: number, toS: number, visit: (bandwidthKbps: number, seconds: number) => void): void {
   const starts = trace.stepStartS;
   const last = starts.length - 1;
   let { index, baseS } = locate(trace, fromS);
   let t = fromS;
-  let kbits = 0;
   while (t < toS) {
     const endS = Math.min(toS, index < last ? baseS + starts[index + 1]! : trace.periodS === null ? Infinity : baseS + trace.periodS);
-    const bandwidth = trace.bandwidthKbps[index]!;
-    kbits += (capKbps === null ? bandwidth : Math.min(capKbps, bandwidth)) * (endS - t);
+    visit(trace.bandwidthKbps[index]!, endS - t);
     t = endS;
     if (index < last) {
       index += 1;
@@ -283,7 +281,29 @@ export function capacityKbits(trace: Trace, fromS: number, toS: number, capKbps:
       baseS += trace.periodS ?? 0;
     }
   }
+}
+
+/** Kbits the link can carry in [fromS, toS) at min(cap, available bandwidth). */
+export function capacityKbits(trace: Trace, fromS: number, toS: number, capKbps: number | null = null): number {
+  let kbits = 0;
+  walkSteps(trace, fromS, toS, (bandwidth, seconds) => {
+    kbits += (capKbps === null ? bandwidth : Math.min(capKbps, bandwidth)) * seconds;
+  });
   return kbits;
+}
+
+/**
+ * Seconds of [fromS, toS) in which a download paced at `capKbps` (null: unpaced) runs
+ * at the link's full capacity: the available bandwidth is at most the cap. In front of
+ * a real link these are the times a download keeps the bottleneck's queue filling, and
+ * every flow sharing it waits; under the cap, the queue drains.
+ */
+export function linkFilledS(trace: Trace, fromS: number, toS: number, capKbps: number | null): number {
+  let seconds = 0;
+  walkSteps(trace, fromS, toS, (bandwidth, s) => {
+    if (capKbps === null || bandwidth <= capKbps) seconds += s;
+  });
+  return seconds;
 }
 
 /** Mean available bandwidth over [0, horizonS) (default: one period, or up to the last step plus 1 s). */

@@ -75,6 +75,18 @@ describe('Sammy on constant:40000 with the lab ladder', () => {
     expect(qoe.chunkThroughputKbps!).toBeLessThan(0.2 * control.chunkThroughputKbps!);
     expect(qoe.avgQuality!).toBeGreaterThan(control.avgQuality! - 0.001);
   });
+
+  test('fills the link only with its unpaced startup chunks; control fills it for all of its download time', () => {
+    // At 40 Mbit/s a download that fills the link carries its bits from first byte to last at that rate.
+    const atLinkRateS = (c: SimSessionQoE['chunks'][number]) => (c.sizeBytes * 8) / 1000 / 40000;
+    const initial = qoe.chunks.filter((c) => c.phase === 'initial');
+    expect(initial.length).toBeGreaterThan(0);
+    for (const c of initial) expect(c.linkFilledS).toBeCloseTo(atLinkRateS(c), 9);
+    expect(playing.every((c) => c.linkFilledS === 0)).toBe(true);
+    expect(qoe.sim.linkFilledS).toBeCloseTo(initial.reduce((s, c) => s + c.linkFilledS, 0), 9);
+    const control = run(constantTrace(40000), 'control');
+    for (const c of control.chunks) expect(c.linkFilledS).toBeCloseTo(atLinkRateS(c), 9);
+  });
 });
 
 describe('Sammy on a link below the top bitrate', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { DEFAULT_GRID_SPEC, gridPoints, parseGrid } from '../src/sweep/grid.js';
 import { svgPlot } from '../src/sweep/report.js';
-import { paretoFront, runSweep, safest, stablest, type SweepRow } from '../src/sweep/sweep.js';
+import { paretoFront, quietest, runSweep, safest, stablest, type SweepRow } from '../src/sweep/sweep.js';
 import { constantTrace, loadTrace } from '../src/trace.js';
 import { bundledTraces, labSidecar } from './helpers.js';
 
@@ -39,6 +39,7 @@ function fakeRow(tput: number, quality: number, eligible = true, stability = { m
     chunkThroughputChangePct: tput,
     qualityChangePct: quality,
     bitrateChangePct: 0,
+    linkFilledChangePct: 0,
     rebufferCount: 0,
     rebufferS: 0,
     meanPlayDelayS: 0,
@@ -64,11 +65,12 @@ describe('the Pareto front', () => {
 });
 
 describe('the rankings', () => {
-  const row = (name: number, barMissTraces: number, meanSwitchesPer10Min: number, rebufferS: number, quality: number): SweepRow => ({
+  const row = (name: number, barMissTraces: number, meanSwitchesPer10Min: number, rebufferS: number, quality: number, linkFilledChangePct = 0): SweepRow => ({
     ...fakeRow(name, quality, true, { meanSwitchesPer10Min, barMissTraces }),
     rebufferS,
+    linkFilledChangePct,
   });
-  const rows = [row(1, 1, 2, 10, 0.5), row(2, 0, 5, 30, 0.1), row(3, 0, 3, 40, 0.2), row(4, 0, 3, 30, 0.3), row(5, 0, 3, 30, 0.2)];
+  const rows = [row(1, 1, 2, 10, 0.5, -50), row(2, 0, 5, 30, 0.1, -10), row(3, 0, 3, 40, 0.2, -20), row(4, 0, 3, 30, 0.3, 5), row(5, 0, 3, 30, 0.2, -20)];
   const order = (list: SweepRow[]) => list.map((r) => r.chunkThroughputChangePct);
 
   test('stablest: fewest traces missing the bar, then fewest switches, then most quality', () => {
@@ -78,6 +80,10 @@ describe('the rankings', () => {
   test('safest: fewest traces missing the bar, then least rebuffering, then most quality', () => {
     expect(order(safest(rows))).toEqual([4, 5, 2, 3, 1]);
     expect(safest(rows, 2)).toHaveLength(2);
+  });
+
+  test('quietest: fewest traces missing the bar, then least time filling the link, then most quality', () => {
+    expect(order(quietest(rows))).toEqual([3, 5, 2, 4, 1]);
   });
 });
 

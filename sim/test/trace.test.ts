@@ -8,6 +8,7 @@ import {
   capacityKbits,
   constantTrace,
   latencyAtS,
+  linkFilledS,
   loadTrace,
   meanBandwidthKbps,
   parseMahimahiTrace,
@@ -53,6 +54,15 @@ describe('step traces', () => {
     expect(transferEndS(steps, 100, 4000, null)).toBeCloseTo(101);
     expect(capacityKbits(steps, 0, 5)).toBeCloseTo(1000 + 8000);
     expect(meanBandwidthKbps(steps, 5)).toBeCloseTo(1800);
+  });
+
+  test('the seconds a download fills the link: unpaced all of them, paced those where the link is no faster than the pace', () => {
+    expect(linkFilledS(steps, 0.5, 5, null)).toBeCloseTo(4.5);
+    // At 2000 kbps: the 1000 kbps step and the empty gap fill the link, the 4000 kbps steps do not.
+    expect(linkFilledS(steps, 0.5, 5, 2000)).toBeCloseTo(2.5);
+    // A pace equal to the link's rate fills it too; under every step's rate, nothing.
+    expect(linkFilledS(steps, 0, 1, 1000)).toBeCloseTo(1);
+    expect(linkFilledS(steps, 3, 10, 3000)).toBe(0);
   });
 
   test('latency per step, with the default where a step has none', () => {

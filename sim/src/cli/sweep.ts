@@ -12,7 +12,7 @@ import { loadSidecar } from '../ladder.js';
 import { DEFAULT_SESSION_DURATION_S } from '../session.js';
 import { DEFAULT_GRID_SPEC, gridPoints, parseGrid } from '../sweep/grid.js';
 import { corpusTraces } from '../corpus/traces.js';
-import { markdownReport, markdownTable, safestRows, stablestRows, svgPlot } from '../sweep/report.js';
+import { markdownReport, markdownTable, quietestRows, safestRows, stablestRows, svgPlot } from '../sweep/report.js';
 import { runSweep } from '../sweep/sweep.js';
 import { loadTrace } from '../trace.js';
 import { atLinkEfficiencies, BUNDLED_LADDER, BUNDLED_TRACES, LINK_EFFICIENCY_HELP, linkEfficiencies, numberOption, runMain, userPath, cliValues, traceFiles } from './common.js';
@@ -92,6 +92,8 @@ async function main(): Promise<number> {
   console.log(markdownTable(result, keys, stablestRows));
   console.log('\nFewest traces missing the bar, then least rebuffering, then most quality:\n');
   console.log(markdownTable(result, keys, safestRows));
+  console.log('\nFewest traces missing the bar, then least time filling the link, then most quality:\n');
+  console.log(markdownTable(result, keys, quietestRows));
   console.log(`\n${(result.rows.length + 2) * traces.length} sessions in ${seconds.toFixed(1)} s; wrote ${join(out, 'sweep.md')}, sweep.svg and sweep.json`);
   return 0;
 }

@@ -25,6 +25,8 @@ export interface ArmFigures {
   chunkThroughputKbps: number | null;
   /** Lowest rtp sent in the playing phase; null when none was sent. */
   minPlayingRtpKbps: number | null;
+  /** Seconds the video's downloads filled the link (session.ts `linkFilledS`). */
+  linkFilledS: number;
 }
 
 export interface TraceComparison {
@@ -53,6 +55,7 @@ export function figures(q: SimSessionQoE): ArmFigures {
     playDelayS: q.playDelayS,
     chunkThroughputKbps: q.chunkThroughputKbps,
     minPlayingRtpKbps: q.sim.playingRtpKbps?.min ?? null,
+    linkFilledS: q.sim.linkFilledS,
   };
 }
 
@@ -82,6 +85,7 @@ function meanFigures(list: ArmFigures[]): ArmFigures {
     playDelayS: pick('playDelayS'),
     chunkThroughputKbps: pick('chunkThroughputKbps'),
     minPlayingRtpKbps: pick('minPlayingRtpKbps'),
+    linkFilledS: pick('linkFilledS') ?? 0,
   };
 }
 

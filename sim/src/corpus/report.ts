@@ -22,6 +22,7 @@ const COLUMNS: readonly Column[] = [
   { title: 'SSIM', pick: (f) => f.avgQuality, digits: 4, change: 'diff', changeDigits: 4 },
   { title: 'play delay s', pick: (f) => f.playDelayS, digits: 2, change: 'diff', changeDigits: 2 },
   { title: 'chunk throughput kbps', pick: (f) => f.chunkThroughputKbps, digits: 0, change: 'pct', changeDigits: 1 },
+  { title: 'link filled s', pick: (f) => f.linkFilledS, digits: 0, change: 'pct', changeDigits: 1 },
 ];
 
 function changeText(col: Column, sammy: number | null, control: number | null): string {
@@ -70,7 +71,9 @@ export function corpusReport(result: CorpusResult, ctx: CorpusReportContext): st
 Each cell is \`sammy / control / fixed4x (sammy's change against control)\`: an
 absolute difference for switches, rebuffer time, SSIM and play delay, a relative one for
 bitrate and chunk throughput. Chunk throughput is over playing-phase chunks (total bits /
-total download time). The bar per trace: Sammy's switches at most control's + ${BAR.extraSwitches},
+total download time). Link filled is the seconds the video's downloads ran at the link's
+full capacity, not held under it by a pace: where a queue in front of the link would
+fill and its neighbours wait (relative change). The bar per trace: Sammy's switches at most control's + ${BAR.extraSwitches},
 rebuffer time at most control's + ${BAR.extraRebufferS} s, mean SSIM at least control's - ${BAR.ssimDrop}.
 
 - ladder: ${ctx.ladder}; ${ctx.durationS} s of media per session; buffer target ${ctx.maxBufferS} s for every arm

@@ -25,7 +25,7 @@ export interface ReportContext {
 }
 
 export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[], rowsOf: (r: SweepResult) => SweepRow[] = paretoRows): string {
-  const header = [...keys.map((k) => SHORT[k] ?? k), 'chunk throughput', 'SSIM', 'bitrate', 'rebuffers (n / s)', 'play delay', 'switches / 10 min', 'traces missing the bar', ''];
+  const header = [...keys.map((k) => SHORT[k] ?? k), 'chunk throughput', 'SSIM', 'bitrate', 'rebuffers (n / s)', 'play delay', 'switches / 10 min', 'link filled', 'traces missing the bar', ''];
   const line = (r: SweepRow, label: string): string =>
     `| ${[
       ...keys.map((k) => (r.arm === 'sammy' ? String(r.params[k]) : '')),
@@ -35,6 +35,7 @@ export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[], 
       `${r.rebufferCount} / ${r.rebufferS.toFixed(1)}`,
       `${r.meanPlayDelayS.toFixed(2)} s`,
       r.meanSwitchesPer10Min.toFixed(1),
+      r.arm === 'control' ? '–' : `${signed(r.linkFilledChangePct, 1)}%`,
       String(r.barMissTraces),
       label,
     ].join(' | ')} |`;
@@ -52,6 +53,7 @@ export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[], 
 const paretoRows = (r: SweepResult): SweepRow[] => r.front;
 export const stablestRows = (r: SweepResult): SweepRow[] => r.stablest;
 export const safestRows = (r: SweepResult): SweepRow[] => r.safest;
+export const quietestRows = (r: SweepResult): SweepRow[] => r.quietest;
 const label = (r: SweepRow): string => (r.pareto ? 'Pareto' : 'stable');
 
 export function markdownReport(result: SweepResult, keys: (keyof SammyConfig)[], ctx: ReportContext, svgName: string): string {
@@ -60,7 +62,9 @@ export function markdownReport(result: SweepResult, keys: (keyof SammyConfig)[],
 
 Chunk throughput (playing phase), quality (SSIM of played segments) and bitrate are each
 the mean over the traces of the per-trace change against \`control\` on the same trace;
-rebuffers and play delay are totals and means over the traces. The Pareto front is over
+rebuffers and play delay are totals and means over the traces; "link filled" is the
+mean change of the seconds the video's downloads ran at the link's full capacity (where
+a queue in front of the link would fill and its neighbours wait). The Pareto front is over
 (lower throughput, higher quality) among points that rebuffer no more than control.
 
 - traces (${ctx.traces.length}): ${ctx.traces.join(', ')}
@@ -81,6 +85,10 @@ ${markdownTable(result, keys, stablestRows)}
 The same, then rebuffering least instead of switching least:
 
 ${markdownTable(result, keys, safestRows)}
+
+The same, then filling the link least:
+
+${markdownTable(result, keys, quietestRows)}
 `;
 }
 

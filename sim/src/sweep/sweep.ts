@@ -22,6 +22,7 @@ export interface TraceOutcome {
   rebufferS: number;
   playDelayS: number | null;
   switchesPer10Min: number;
+  linkFilledS: number;
 }
 
 export interface SweepRow {
@@ -32,6 +33,8 @@ export interface SweepRow {
   chunkThroughputChangePct: number;
   qualityChangePct: number;
   bitrateChangePct: number;
+  /** Mean over traces of 100 (x / control - 1) of the seconds the video filled the link (session.ts `linkFilledS`). */
+  linkFilledChangePct: number;
   rebufferCount: number;
   rebufferS: number;
   meanPlayDelayS: number;
@@ -62,6 +65,8 @@ export interface SweepResult {
   stablest: SweepRow[];
   /** The points that miss the bar on the fewest traces, then rebuffer least, then keep the most quality (at most 10). */
   safest: SweepRow[];
+  /** The points that miss the bar on the fewest traces, then fill the link least, then keep the most quality (at most 10). */
+  quietest: SweepRow[];
   control: SweepRow;
   fixed4x: SweepRow;
   /** Pareto rows, by throughput change. */
@@ -79,6 +84,7 @@ function outcome(q: SimSessionQoE): TraceOutcome {
     rebufferS: q.rebufferS,
     playDelayS: q.playDelayS,
     switchesPer10Min: (q.switchCount * 600) / q.sim.mediaS,
+    linkFilledS: q.sim.linkFilledS,
   };
 }
 
@@ -102,6 +108,7 @@ function row(arm: SweepRow['arm'], params: Partial<SammyConfig>, perTrace: Trace
     chunkThroughputChangePct: meanChangePct(perTrace, control, (o) => o.chunkThroughputKbps),
     qualityChangePct: meanChangePct(perTrace, control, (o) => o.avgQuality),
     bitrateChangePct: meanChangePct(perTrace, control, (o) => o.avgBitrateKbps),
+    linkFilledChangePct: meanChangePct(perTrace, control, (o) => o.linkFilledS),
     rebufferCount: sum((o) => o.rebufferCount),
     rebufferS: sum((o) => o.rebufferS),
     meanPlayDelayS: delays.length === 0 ? 0 : delays.reduce((a, b) => a + b, 0) / delays.length,
@@ -158,7 +165,7 @@ export function runSweep(options: SweepOptions): SweepResult {
     return r;
   });
   const front = paretoFront(rows);
-  return { rows, stablest: stablest(rows), safest: safest(rows), control, fixed4x, front, defaultRow: rows.find((r) => r.isDefault)! };
+  return { rows, stablest: stablest(rows), safest: safest(rows), quietest: quietest(rows), control, fixed4x, front, defaultRow: rows.find((r) => r.isDefault)! };
 }
 
 /** The ranking that chose the stability parameters: fewest traces missing the bar, fewest switches, most quality. */
@@ -169,6 +176,11 @@ export function stablest(rows: readonly SweepRow[], count = 10): SweepRow[] {
 /** The ranking that chose the buffer reserve: fewest traces missing the bar, least rebuffer time, most quality. */
 export function safest(rows: readonly SweepRow[], count = 10): SweepRow[] {
   return ranked(rows, count, (a, b) => a.rebufferS - b.rebufferS);
+}
+
+/** The ranking that chose the pace under the link: fewest traces missing the bar, least time filling the link, most quality. */
+export function quietest(rows: readonly SweepRow[], count = 10): SweepRow[] {
+  return ranked(rows, count, (a, b) => a.linkFilledChangePct - b.linkFilledChangePct);
 }
 
 function ranked(rows: readonly SweepRow[], count: number, then: (a: SweepRow, b: SweepRow) => number): SweepRow[] {
