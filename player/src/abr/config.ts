@@ -46,6 +46,24 @@ export interface SammyConfig {
    */
   linkBoundPaceFraction: number;
   /**
+   * The pace under the link (pace.ts): while the buffer holds at least
+   * `linkPaceMinBufferS`, the pace is at most this fraction of the
+   * lowest link-bound throughput among the last `linkPaceWindow` chunks, and never below
+   * the floor. A pace above what the link carries keeps the bottleneck's queue full and
+   * paces nothing; under it, the queue drains and the neighbours' packets pass. With
+   * less buffer, or with no link-bound chunk in the window (a link faster than the
+   * pace), the buffer-based pace stands. 0: off.
+   */
+  linkPaceFraction: number;
+  /** How many recent chunks the pace under the link looks back over. */
+  linkPaceWindow: number;
+  /**
+   * The pace under the link applies from this much buffer, in seconds: a pace under the
+   * link fills the buffer more slowly, so it waits for a buffer that rides out the
+   * outages a cellular link has.
+   */
+  linkPaceMinBufferS: number;
+  /**
    * The buffer target: the player requests only while buffer + one segment is below it,
    * so the fullest buffer a request sees is this minus one segment; the pace rate's
    * buffer fraction is measured against that (pace.ts `fullBufferS`). 30 s is dash.js's own target at
@@ -106,6 +124,9 @@ export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
   reserveFillRate: 0.1,
   reserveSampleWindow: 16,
   linkBoundPaceFraction: 0.5,
+  linkPaceFraction: 0.6,
+  linkPaceWindow: 64,
+  linkPaceMinBufferS: 40,
   maxBufferS: 30,
   throughputWindow: 5,
   historySize: 10,
@@ -145,6 +166,9 @@ const RANGES: Record<keyof SammyConfig, Range> = {
   reserveFillRate: { min: 0, max: 0.95 },
   reserveSampleWindow: { min: 0, max: 1000, integer: true },
   linkBoundPaceFraction: { min: 0, max: 1 },
+  linkPaceFraction: { min: 0, max: 100 },
+  linkPaceWindow: { min: 1, max: 1000, integer: true },
+  linkPaceMinBufferS: { min: 0, max: 86_400 },
   maxBufferS: { min: 0, max: 86_400, openMin: true },
   throughputWindow: { min: 1, max: 1000, integer: true },
   historySize: { min: 1, max: 1000, integer: true },

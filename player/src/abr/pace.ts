@@ -2,7 +2,8 @@
  * Sammy's pace rate (thesis 2.4.2): buffer-based between a multiple of the top bitrate
  * at an empty buffer and a smaller one at a full buffer, never below the throughput
  * HYB needs to keep choosing the top rung (Eq. 2.1) nor below the one the stability
- * rule needs to switch back up to it.
+ * rule needs to switch back up to it; above the buffer reserve, not above a fraction of
+ * what the link has recently carried (the pace under the link, config.ts).
  */
 import { bufferReserve, type SammyConfig } from './config.js';
 import { lookahead, type Ladder } from './ladder.js';
@@ -48,10 +49,15 @@ export interface PaceInput {
   segmentIndex: number;
   /** The highest rung the player may choose now: its bitrate is "top". */
   maxRung: number;
+  /**
+   * The pace under the link (config.ts `linkPaceFraction`): at most this, never below the
+   * floor; null or absent: no such cap.
+   */
+  linkCapKbps?: number | null;
 }
 
 export interface Pace {
-  /** max(buffer-based, floor). */
+  /** max(min(buffer-based, link cap), floor). */
   paceKbps: number;
   /** What is sent as CMCD rtp: the pace rounded up. */
   rtpKbps: number;
@@ -73,8 +79,10 @@ export interface Pace {
   upSwitchKbps: number;
   /** max(eq21, eq21Lookahead, upSwitch) * floorHeadroom. */
   floorKbps: number;
+  /** The pace under the link, as given; null: none. */
+  linkCapKbps: number | null;
   /** Which bound set the pace. */
-  bound: 'buffer' | 'floor';
+  bound: 'buffer' | 'floor' | 'link';
 }
 
 export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pace {
@@ -91,8 +99,10 @@ export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pac
   const floorKbps = Math.max(eq21Kbps, eq21LookaheadKbps, upSwitchKbps) * cfg.floorHeadroom;
   const fraction = bufferFraction(bufferS, fullBufferS(cfg.maxBufferS, ladder.segmentDurationS));
   const bufferBasedKbps = bufferBasedPaceKbps(topKbps, fraction, cfg);
-  const bound = floorKbps > bufferBasedKbps ? 'floor' : 'buffer';
-  const paceKbps = Math.max(bufferBasedKbps, floorKbps);
+  const linkCapKbps = input.linkCapKbps ?? null;
+  const cappedKbps = linkCapKbps === null ? bufferBasedKbps : Math.min(bufferBasedKbps, linkCapKbps);
+  const bound = floorKbps > cappedKbps ? 'floor' : cappedKbps < bufferBasedKbps ? 'link' : 'buffer';
+  const paceKbps = Math.max(cappedKbps, floorKbps);
   return {
     paceKbps,
     rtpKbps: roundRtpKbps(paceKbps, cfg.rtpRoundingKbps),
@@ -102,6 +112,7 @@ export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pac
     eq21LookaheadKbps,
     upSwitchKbps,
     floorKbps,
+    linkCapKbps,
     bound,
   };
 }

@@ -72,6 +72,8 @@ export interface SessionOptions {
   history?: InitialThroughputHistory | null;
 }
 
+const PACE_BOUND_TEXT: Record<Pace['bound'], string> = { buffer: 'buffer-based', floor: 'Eq. 2.1 floor', link: 'under the link' };
+
 function fmt(kbps: number | null): string {
   return kbps === null ? 'none' : `${Math.round(kbps)} kbps`;
 }
@@ -131,16 +133,34 @@ export class SammySession {
     return { kbps: null, source: 'none' };
   }
 
+  /** The lowest throughput among the last `window` chunks that measured the link; null when none did. */
+  private slowestLinkBoundKbps(window: number): number | null {
+    const bound = this.samples.slice(-window).filter((s) => isLinkBound(s, this.config.linkBoundPaceFraction));
+    return bound.length === 0 ? null : Math.min(...bound.map(sampleKbps));
+  }
+
   /**
    * Under the reserve R, the lowest throughput among the last reserveSampleWindow chunks
    * that measured the link (config.ts); null at or above R, with the rule off, or when
    * none of them was link-bound.
    */
   private reserveCautionKbps(bufferS: number): number | null {
-    const { reserveSampleWindow, linkBoundPaceFraction } = this.config;
+    const { reserveSampleWindow } = this.config;
     if (reserveSampleWindow === 0 || !(bufferS < bufferReserve(this.config).reserveS)) return null;
-    const bound = this.samples.slice(-reserveSampleWindow).filter((s) => isLinkBound(s, linkBoundPaceFraction));
-    return bound.length === 0 ? null : Math.min(...bound.map(sampleKbps));
+    return this.slowestLinkBoundKbps(reserveSampleWindow);
+  }
+
+  /**
+   * The pace under the link (config.ts `linkPaceFraction`): with at least
+   * linkPaceMinBufferS buffered, that fraction of the slowest
+   * link-bound chunk of the last linkPaceWindow; null with less buffer, with the rule
+   * off, or when none of them was link-bound.
+   */
+  private linkCapKbps(bufferS: number): number | null {
+    const { linkPaceFraction, linkPaceWindow, linkPaceMinBufferS } = this.config;
+    if (linkPaceFraction === 0 || !(bufferS >= linkPaceMinBufferS)) return null;
+    const kbps = this.slowestLinkBoundKbps(linkPaceWindow);
+    return kbps === null ? null : linkPaceFraction * kbps;
   }
 
   /** `kbps`, at most lastSampleCapMultiplier times the latest of `samples` (config.ts). */
@@ -169,7 +189,8 @@ export class SammySession {
   /** The pace for a request now; the rtp is null in the initial phase (unpaced). */
   pace(input: DecisionInput): { rtpKbps: number | null; pace: Pace } {
     const maxRung = clampRung(this.ladder, input.maxRung);
-    const pace = paceFor(this.ladder, this.config, { bufferS: input.bufferS, segmentIndex: input.segmentIndex, maxRung });
+    const linkCapKbps = this.linkCapKbps(input.bufferS);
+    const pace = paceFor(this.ladder, this.config, { bufferS: input.bufferS, segmentIndex: input.segmentIndex, maxRung, linkCapKbps });
     return { rtpKbps: this.currentPhase === 'playing' ? pace.rtpKbps : null, pace };
   }
 
@@ -182,7 +203,7 @@ export class SammySession {
     const { rtpKbps, pace } = this.pace({ ...input, maxRung });
     const paced = rtpKbps !== null;
     const paceText = paced
-      ? `pace ${fmt(pace.paceKbps)} (${pace.bound === 'floor' ? 'Eq. 2.1 floor' : 'buffer-based'}), rtp ${rtpKbps}`
+      ? `pace ${fmt(pace.paceKbps)} (${PACE_BOUND_TEXT[pace.bound]}), rtp ${rtpKbps}`
       : 'unpaced (initial phase)';
     const common = { phase: this.currentPhase, paceKbps: paced ? pace.paceKbps : null, rtpKbps, estimateKbps: kbps, estimateSource: source, pace };
 

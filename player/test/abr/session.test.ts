@@ -232,6 +232,65 @@ describe('the cautious estimate under the reserve (reserveSampleWindow)', () => 
   });
 });
 
+describe('the pace under the link (linkPaceFraction)', () => {
+  /** maxBufferS 60: full buffer 58 s; at 40 s the buffer-based pace is 1050 x (11 x 18/58 + 2.9 x 40/58) = 5684.5 kbps, the floor 1155. */
+  const config = { maxBufferS: 60 };
+  const chunk = (kbps: number, rtpKbps: number | null = null) => ({ sizeBytes: kbps * 250, downloadS: 2, phase: 'playing' as const, rtpKbps });
+  function session(chunks: ReturnType<typeof chunk>[], overrides = {}): SammySession {
+    const s = new SammySession({ ladder, config: { ...config, ...overrides } });
+    s.addSample(chunk(8000));
+    s.firstFrame();
+    for (const c of chunks) s.addSample(c);
+    return s;
+  }
+  const paceAt = (s: SammySession, bufferS: number) => s.decide({ bufferS, segmentIndex: 20 });
+
+  test('with linkPaceMinBufferS buffered, the pace is linkPaceFraction of the slowest link-bound chunk of the window, never under the floor', () => {
+    // 3000 kbps paced at 11000: the link set it; 5000 at 5000: the pace did.
+    const s = session([chunk(3000, 11_000), chunk(5000, 5000), chunk(6000)]);
+    const capped = paceAt(s, 40);
+    expect(capped.pace.bufferBasedKbps).toBeCloseTo(5684.5, 1);
+    expect(capped.pace.linkCapKbps).toBeCloseTo(1800, 9);
+    expect(capped.pace.bound).toBe('link');
+    expect(capped.paceKbps).toBeCloseTo(1800, 9);
+    expect(capped.rtpKbps).toBe(1800);
+    expect(capped.reason).toMatch(/pace 1800 kbps \(under the link\)/);
+    // Under 40 s buffered (linkPaceMinBufferS) the buffer-based pace stands.
+    const under = paceAt(s, 39.9);
+    expect(under.pace.linkCapKbps).toBeNull();
+    expect(under.pace.bound).toBe('buffer');
+    // A cap under the floor gives way to the floor: 0.6 x 1000 = 600 < 1155.
+    const floor = paceAt(session([chunk(1000)]), 40);
+    expect(floor.pace.linkCapKbps).toBeCloseTo(600, 9);
+    expect(floor.pace.bound).toBe('floor');
+    expect(floor.paceKbps).toBeCloseTo(floor.pace.floorKbps, 9);
+    expect(floor.paceKbps).toBeCloseTo(1155, 9);
+  });
+
+  test('a link faster than the pace (every chunk near its rtp) leaves the pace buffer-based', () => {
+    // 3000 kbps at an rtp of 5600 is above half of it: the pace, not the link, held it.
+    const s = session([chunk(4800, 5600), chunk(5000, 5600), chunk(3000, 5600)], { linkPaceWindow: 3 });
+    expect(paceAt(s, 40).pace.bound).toBe('buffer');
+    expect(paceAt(s, 40).pace.linkCapKbps).toBeNull();
+    // The unpaced first chunk (8000 kbps) measured the link: a window that holds it caps at 0.6 x 8000.
+    expect(paceAt(session([chunk(4800, 5600)], { linkPaceWindow: 3 }), 40).pace.linkCapKbps).toBeCloseTo(4800, 9);
+  });
+
+  test('the window bounds how far back it looks; linkPaceFraction 0 turns the rule off', () => {
+    const chunks = [chunk(3000), ...Array(4).fill(chunk(5000, 5000))];
+    expect(paceAt(session(chunks, { linkPaceWindow: 4 }), 40).pace.linkCapKbps).toBeNull();
+    expect(paceAt(session(chunks, { linkPaceWindow: 5 }), 40).pace.linkCapKbps).toBeCloseTo(1800, 9);
+    expect(paceAt(session(chunks, { linkPaceFraction: 0 }), 40).pace.bound).toBe('buffer');
+    expect(paceAt(session(chunks, { linkPaceFraction: 1, linkPaceMinBufferS: 0 }), 1).pace.linkCapKbps).toBeCloseTo(3000, 9);
+  });
+
+  test('bad values are refused', () => {
+    expect(() => resolveSammyConfig({ linkPaceWindow: 0 })).toThrow('invalid linkPaceWindow: 0 (accepted: an integer in [1, 1000])');
+    expect(() => resolveSammyConfig({ linkPaceFraction: -0.1 })).toThrow('invalid linkPaceFraction: -0.1 (accepted: a number in [0, 100])');
+    expect(() => resolveSammyConfig({ linkPaceMinBufferS: Number.NaN })).toThrow('invalid linkPaceMinBufferS: null');
+  });
+});
+
 describe('config', () => {
   test('defaults: the thesis parameters', () => {
     expect(DEFAULT_SAMMY_CONFIG).toMatchObject({ paceEmptyMultiplier: 11, paceFullMultiplier: 2.9 });
