@@ -48,11 +48,12 @@ export interface SammyConfig {
   /**
    * The pace under the link (pace.ts): while the buffer holds at least
    * `linkPaceMinBufferS`, the pace is at most this fraction of the
-   * lowest link-bound throughput among the last `linkPaceWindow` chunks, and never below
-   * the floor. A pace above what the link carries keeps the bottleneck's queue full and
-   * paces nothing; under it, the queue drains and the neighbours' packets pass. With
-   * less buffer, or with no link-bound chunk in the window (a link faster than the
-   * pace), the buffer-based pace stands. 0: off.
+   * lowest throughput among the last `linkPaceWindow` chunks that were paced and still
+   * link-bound (their pace was above what the link carried), and never below the floor.
+   * A pace above what the link carries keeps the bottleneck's queue full and paces
+   * nothing; under it, the queue drains and the neighbours' packets pass. With less
+   * buffer, or with no such chunk in the window (a link faster than the pace), the
+   * buffer-based pace stands. 0: off.
    */
   linkPaceFraction: number;
   /** How many recent chunks the pace under the link looks back over. */

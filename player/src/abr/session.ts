@@ -133,9 +133,15 @@ export class SammySession {
     return { kbps: null, source: 'none' };
   }
 
-  /** The lowest throughput among the last `window` chunks that measured the link; null when none did. */
-  private slowestLinkBoundKbps(window: number): number | null {
-    const bound = this.samples.slice(-window).filter((s) => isLinkBound(s, this.config.linkBoundPaceFraction));
+  /**
+   * The lowest throughput among the last `window` chunks that measured the link (with
+   * `pacedOnly`, among those that were paced: their pace was above what the link
+   * carried); null when none did.
+   */
+  private slowestLinkBoundKbps(window: number, pacedOnly = false): number | null {
+    const bound = this.samples
+      .slice(-window)
+      .filter((s) => (!pacedOnly || (s.rtpKbps !== null && s.rtpKbps !== undefined)) && isLinkBound(s, this.config.linkBoundPaceFraction));
     return bound.length === 0 ? null : Math.min(...bound.map(sampleKbps));
   }
 
@@ -152,14 +158,15 @@ export class SammySession {
 
   /**
    * The pace under the link (config.ts `linkPaceFraction`): with at least
-   * linkPaceMinBufferS buffered, that fraction of the slowest
-   * link-bound chunk of the last linkPaceWindow; null with less buffer, with the rule
-   * off, or when none of them was link-bound.
+   * linkPaceMinBufferS buffered, that fraction of the slowest of the last linkPaceWindow
+   * chunks that were paced and still link-bound; null with less buffer, with the rule
+   * off, or when there is none. An unpaced chunk (the startup's, in TCP's slow start)
+   * does not say whether a pace would have been above the link.
    */
   private linkCapKbps(bufferS: number): number | null {
     const { linkPaceFraction, linkPaceWindow, linkPaceMinBufferS } = this.config;
     if (linkPaceFraction === 0 || !(bufferS >= linkPaceMinBufferS)) return null;
-    const kbps = this.slowestLinkBoundKbps(linkPaceWindow);
+    const kbps = this.slowestLinkBoundKbps(linkPaceWindow, true);
     return kbps === null ? null : linkPaceFraction * kbps;
   }
 

@@ -245,7 +245,7 @@ describe('the pace under the link (linkPaceFraction)', () => {
   }
   const paceAt = (s: SammySession, bufferS: number) => s.decide({ bufferS, segmentIndex: 20 });
 
-  test('with linkPaceMinBufferS buffered, the pace is linkPaceFraction of the slowest link-bound chunk of the window, never under the floor', () => {
+  test('with linkPaceMinBufferS buffered, the pace is linkPaceFraction of the slowest paced link-bound chunk of the window, never under the floor', () => {
     // 3000 kbps paced at 11000: the link set it; 5000 at 5000: the pace did.
     const s = session([chunk(3000, 11_000), chunk(5000, 5000), chunk(6000)]);
     const capped = paceAt(s, 40);
@@ -260,24 +260,25 @@ describe('the pace under the link (linkPaceFraction)', () => {
     expect(under.pace.linkCapKbps).toBeNull();
     expect(under.pace.bound).toBe('buffer');
     // A cap under the floor gives way to the floor: 0.6 x 1000 = 600 < 1155.
-    const floor = paceAt(session([chunk(1000)]), 40);
+    const floor = paceAt(session([chunk(1000, 11_000)]), 40);
     expect(floor.pace.linkCapKbps).toBeCloseTo(600, 9);
     expect(floor.pace.bound).toBe('floor');
     expect(floor.paceKbps).toBeCloseTo(floor.pace.floorKbps, 9);
     expect(floor.paceKbps).toBeCloseTo(1155, 9);
   });
 
-  test('a link faster than the pace (every chunk near its rtp) leaves the pace buffer-based', () => {
+  test('a link faster than the pace (every paced chunk near its rtp) leaves the pace buffer-based; unpaced chunks do not count', () => {
     // 3000 kbps at an rtp of 5600 is above half of it: the pace, not the link, held it.
     const s = session([chunk(4800, 5600), chunk(5000, 5600), chunk(3000, 5600)], { linkPaceWindow: 3 });
     expect(paceAt(s, 40).pace.bound).toBe('buffer');
     expect(paceAt(s, 40).pace.linkCapKbps).toBeNull();
-    // The unpaced first chunk (8000 kbps) measured the link: a window that holds it caps at 0.6 x 8000.
-    expect(paceAt(session([chunk(4800, 5600)], { linkPaceWindow: 3 }), 40).pace.linkCapKbps).toBeCloseTo(4800, 9);
+    // Unpaced chunks (the startup's, in TCP's slow start) do not count: they say nothing of a pace above the link.
+    expect(paceAt(session([chunk(4800, 5600)], { linkPaceWindow: 3 }), 40).pace.linkCapKbps).toBeNull();
+    expect(paceAt(session([chunk(1000), chunk(4800, 5600)]), 40).pace.linkCapKbps).toBeNull();
   });
 
   test('the window bounds how far back it looks; linkPaceFraction 0 turns the rule off', () => {
-    const chunks = [chunk(3000), ...Array(4).fill(chunk(5000, 5000))];
+    const chunks = [chunk(3000, 11_000), ...Array(4).fill(chunk(5000, 5000))];
     expect(paceAt(session(chunks, { linkPaceWindow: 4 }), 40).pace.linkCapKbps).toBeNull();
     expect(paceAt(session(chunks, { linkPaceWindow: 5 }), 40).pace.linkCapKbps).toBeCloseTo(1800, 9);
     expect(paceAt(session(chunks, { linkPaceFraction: 0 }), 40).pace.bound).toBe('buffer');
