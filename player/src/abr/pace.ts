@@ -2,8 +2,9 @@
  * Sammy's pace rate (thesis 2.4.2): buffer-based between a multiple of the top bitrate
  * at an empty buffer and a smaller one at a full buffer, never below the throughput
  * HYB needs to keep choosing the top rung (Eq. 2.1) nor below the one the stability
- * rule needs to switch back up to it; above the buffer reserve, not above a fraction of
- * what the link has recently carried (the pace under the link, config.ts).
+ * rule needs to switch back up to it; from `linkPaceMinBufferS` of buffer, not above a
+ * fraction of what the link carried when a recent pace was above it (the pace under the
+ * link, config.ts).
  */
 import { bufferReserve, type SammyConfig } from './config.js';
 import { lookahead, type Ladder } from './ladder.js';
