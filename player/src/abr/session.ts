@@ -34,7 +34,7 @@ import { clampRung, type Ladder } from './ladder.js';
 import { paceFor, type Pace } from './pace.js';
 import type { Phase } from './phase.js';
 import { stallVerdict, type DownloadProgress, type StallVerdict } from './stall.js';
-import { harmonicMean, isLinkBound, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
+import { harmonicMean, isLinkBound, isPaced, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
 
 export type EstimateSource = 'session' | 'history' | 'none';
 
@@ -141,7 +141,7 @@ export class SammySession {
   private slowestLinkBoundKbps(window: number, pacedOnly = false): number | null {
     const bound = this.samples
       .slice(-window)
-      .filter((s) => (!pacedOnly || (s.rtpKbps !== null && s.rtpKbps !== undefined)) && isLinkBound(s, this.config.linkBoundPaceFraction));
+      .filter((s) => (!pacedOnly || isPaced(s)) && isLinkBound(s, this.config.linkBoundPaceFraction));
     return bound.length === 0 ? null : Math.min(...bound.map(sampleKbps));
   }
 

@@ -20,13 +20,18 @@ export function sampleKbps(s: Pick<ThroughputSample, 'sizeBytes' | 'downloadS'>)
   return bytesToKbit(s.sizeBytes) / s.downloadS;
 }
 
+/** Whether the chunk was requested with an rtp. */
+export function isPaced(s: ThroughputSample): s is ThroughputSample & { rtpKbps: number } {
+  return s.rtpKbps !== undefined && s.rtpKbps !== null;
+}
+
 /**
  * Whether a chunk's throughput measured the link: unpaced, or paced and still below
  * `paceFraction` of its rtp. A paced chunk near its pace says only that the link was at
  * least that fast.
  */
 export function isLinkBound(s: ThroughputSample, paceFraction: number): boolean {
-  return s.rtpKbps === undefined || s.rtpKbps === null || sampleKbps(s) < paceFraction * s.rtpKbps;
+  return !isPaced(s) || sampleKbps(s) < paceFraction * s.rtpKbps;
 }
 
 export function isUsableSample(s: ThroughputSample): boolean {
