@@ -17,10 +17,15 @@
  *       keeps its served part for the next one; an opportunity that finds the queue
  *       empty is lost. A served packet then takes the propagation delay. The trace
  *       starts when the line starts and again at every SIGUSR1 (the lab restarts it
- *       at every session's play request, printing "restart <realtime ms>"). Every
+ *       at every session's play request, printing "restart <realtime ms> <trace
+ *       us>"). A restart starts at the trace's time 0, or, with --down-trace-start
+ *       FILE, at the trace time (us, a decimal integer) the file holds when the
+ *       signal comes (the lab writes it just before; a missing file means 0, a file
+ *       it cannot read refuses the restart with "restart-refused <reason>"). Every
  *       100 ms of trace time it prints "q <realtime ms> <trace us> <queued bytes>
- *       <queue drops> <served bytes> <us the oldest queued packet has waited>".
- *   labtools trace-sim --trace FILE --queue-bytes B
+ *       <queue drops> <served bytes> <us the oldest queued packet has waited>", the
+ *       trace time counted from the trace's own start (a restart at T goes on from T).
+ *   labtools trace-sim --trace FILE --queue-bytes B [--start-us T]
  *       The trace-mode queue on a simulated clock, for tests (see cmd_trace_sim).
  *   labtools udp-send --dst IP --port N --rate-kbps K --bytes B --duration-s S [--rt]
  *       Paced UDP: one datagram every B*8/K ms (absolute clock_nanosleep), each
@@ -79,8 +84,8 @@ static void die(const char *what) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: labtools delay --down DEV --up DEV --down-ms MS --up-ms MS [--down-trace FILE --down-queue-bytes B] [--rt]\n"
-          "       labtools trace-sim --trace FILE --queue-bytes B\n"
+          "usage: labtools delay --down DEV --up DEV --down-ms MS --up-ms MS [--down-trace FILE --down-queue-bytes B [--down-trace-start FILE]] [--rt]\n"
+          "       labtools trace-sim --trace FILE --queue-bytes B [--start-us T]\n"
           "       labtools udp-send --dst IP --port N --rate-kbps K --bytes B --duration-s S [--rt]\n"
           "       labtools udp-recv --port N\n"
           "       labtools tcp-send --dst IP --port N --cc NAME --duration-s S\n"
@@ -265,12 +270,63 @@ static void direction_init(struct direction *d, const char *name, const char *de
   if (!d->buf || !d->due_ns || !d->len || !d->late_hist) die("malloc");
 }
 
-/* Starts the trace again from its time 0 (the queue keeps what it holds). */
-static void trace_restart(struct direction *d, int64_t now) {
-  d->start_ns = now;
-  d->next_index = 0;
-  d->shift_us = 0;
+/*
+ * Starts the trace again at its time `at_us` (0: its start), `now` being that moment;
+ * the queue keeps what it holds. Past the first pass, a time falls in the repeating
+ * part [loop_from_us, period_us), shifted by whole repetitions, as the opportunities do.
+ */
+static void trace_restart(struct direction *d, int64_t now, int64_t at_us) {
+  const struct schedule *s = d->trace;
+  int64_t shift_us = 0, t = at_us;
+  if (t >= s->period_us) {
+    int64_t loop_us = s->period_us - s->loop_from_us;
+    int64_t reps = (t - s->loop_from_us) / loop_us;
+    shift_us = reps * loop_us;
+    t -= shift_us;
+  }
+  /* The first opportunity at or after t in this pass (binary search), else the next pass's first. */
+  size_t lo = shift_us > 0 ? s->loop_index : 0, hi = s->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->offset_us[mid] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == s->n) {
+    lo = s->loop_index;
+    shift_us += s->period_us - s->loop_from_us;
+  }
+  d->start_ns = now - at_us * 1000LL;
+  d->next_index = lo;
+  d->shift_us = shift_us;
   d->next_sample_ns = now;
+}
+
+/*
+ * The trace time (us) the next restart starts at, from --down-trace-start's file: 0 when
+ * there is no file or no such file; -1 (with `why` set) when the file holds anything but
+ * a non-negative decimal integer.
+ */
+static int64_t restart_at_us(const char *path, const char **why) {
+  if (!path || !*path) return 0;
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    if (errno == ENOENT) return 0;
+    *why = strerror(errno);
+    return -1;
+  }
+  char text[32] = {0};
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  while (*end == '\n' || *end == ' ') end++;
+  if (end == text || *end != 0 || errno != 0 || v < 0 || v > 1000000000000LL) {
+    *why = "the start file must hold a whole number of microseconds, 0 to 10^12";
+    return -1;
+  }
+  return v;
 }
 
 static int64_t next_opportunity_ns(const struct direction *d) {
@@ -442,7 +498,8 @@ static int cmd_delay(int argc, char **argv) {
     sigaction(SIGUSR1, &sa, NULL);
   }
   if (flag(argc, argv, "--rt")) go_realtime();
-  if (down->trace) trace_restart(down, now_ns(CLOCK_MONOTONIC));
+  const char *start_file = down->trace ? arg(argc, argv, "--down-trace-start", "") : "";
+  if (down->trace) trace_restart(down, now_ns(CLOCK_MONOTONIC), 0);
   printf("ready\n");
   fflush(stdout);
 
@@ -453,9 +510,16 @@ static int cmd_delay(int argc, char **argv) {
       int64_t now = now_ns(CLOCK_MONOTONIC);
       if (restart_requested) {
         restart_requested = 0;
-        down->restarts++;
-        trace_restart(down, now);
-        printf("restart %lld\n", (long long)(now_ns(CLOCK_REALTIME) / 1000000));
+        const char *why = NULL;
+        int64_t at_us = restart_at_us(start_file, &why);
+        if (at_us < 0) {
+          printf("restart-refused %s\n", why);
+        } else {
+          down->restarts++;
+          trace_restart(down, now, at_us);
+          printf("restart %lld %lld\n", (long long)(now_ns(CLOCK_REALTIME) / 1000000), (long long)at_us);
+        }
+        fflush(stdout);
       }
       int64_t opportunity = direction_serve(down, now);
       next = direction_sample(down, now);
@@ -488,11 +552,12 @@ static int cmd_delay(int argc, char **argv) {
 }
 
 /*
- * labtools trace-sim --trace FILE --queue-bytes B: the trace-mode queue on a simulated
- * clock, for tests. Reads "arrival_us bytes" per packet (arrivals in order) from
- * stdin; prints "drop I" for the I-th packet (0-based) when the queue refuses it, and
- * "served T" in packet order for each packet that crossed, T being the opportunity
- * (us from the trace's start) that finished it.
+ * labtools trace-sim --trace FILE --queue-bytes B [--start-us T]: the trace-mode queue
+ * on a simulated clock, for tests. The simulated clock is the trace's time, started
+ * (as a restart would) at T us, 0 by default. Reads "arrival_us bytes" per packet
+ * (arrivals in order, none before T) from stdin; prints "drop I" for the I-th packet
+ * (0-based) when the queue refuses it, and "served T" in packet order for each packet
+ * that crossed, T being the opportunity (us of trace time) that finished it.
  */
 static void sim_pop(struct direction *d) {
   while (d->served > 0) {
@@ -511,7 +576,14 @@ static int cmd_trace_sim(int argc, char **argv) {
   d.due_ns = calloc(SLOTS, sizeof *d.due_ns);
   d.len = calloc(SLOTS, sizeof *d.len);
   if (!d.due_ns || !d.len) die("calloc");
-  trace_restart(&d, 0);
+  const char *start_text = arg(argc, argv, "--start-us", "0");
+  char *start_end;
+  long long start_us = strtoll(start_text, &start_end, 10);
+  if (*start_end != '\0' || start_us < 0) {
+    fprintf(stderr, "labtools trace-sim: --start-us must be a whole number of microseconds >= 0, got \"%s\"\n", start_text);
+    usage();
+  }
+  trace_restart(&d, start_us * 1000LL, start_us);
   long long arrival_us;
   unsigned bytes;
   for (unsigned long i = 0; scanf("%lld %u", &arrival_us, &bytes) == 2; i++) {

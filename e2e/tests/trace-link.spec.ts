@@ -1,15 +1,20 @@
 /**
  * A trace link in real namespaces, short (a 10 s calibration, no session): the delay
  * line's trace mode delivers what a stepped trace says, within the 10% bar, and the
- * run leaves no namespace behind.
+ * run leaves no namespace behind; a restart at a trace time goes on from that time.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { listNamespaces } from '../src/lab/netns.js';
 import { labUnavailableReason, runLab, type LabResult } from '../src/lab/runner.js';
+import { buildLabtools } from '../src/lab/native.js';
+import { parseDelaySamples } from '../src/lab/queue-monitor.js';
 import { parseScenario } from '../src/lab/scenario.js';
+import { createTopology, destroyTopology } from '../src/lab/topology.js';
+import { opportunitySchedule, readTrace, restartTrace, scheduleText } from '../src/lab/trace-link.js';
+import { sleep } from '../src/lab/processes.js';
 
 const reason = labUnavailableReason();
 let result: LabResult;
@@ -54,4 +59,40 @@ test.describe.serial('lab: a trace link follows its trace', () => {
     expect(q.servedBytes).toBeGreaterThan(0);
     expect((await listNamespaces()).filter((n) => n.startsWith(`slab-${process.pid}-`))).toEqual([]);
   });
+});
+
+test('lab: the delay line restarts its trace at the trace time it is given', async ({}, info) => {
+  if (reason) console.log(`SKIP: ${reason}`);
+  test.skip(reason !== null, reason ?? '');
+  info.setTimeout(60_000);
+  const dir = mkdtempSync(join(tmpdir(), 'sammy-trace-start-'));
+  const scheduleFile = join(dir, 'schedule.txt');
+  writeFileSync(join(dir, 'flat.json'), JSON.stringify([{ durationS: 1, bandwidthKbps: 8000 }]));
+  writeFileSync(scheduleFile, scheduleText(opportunitySchedule(readTrace(join(dir, 'flat.json'))), 'flat'));
+  const topo = await createTopology({ rateMbps: null, trace: { scheduleFile }, rttMs: 20, queueBytes: 40_000, shapeUpstream: false, burstBytes: 4096, serverCongestionControl: 'reno' }, await buildLabtools());
+  try {
+    const line = topo.traceLine!;
+    const before = line.process.stdout().length;
+    const restartMs = await restartTrace(line, 5.5);
+    await sleep(350);
+    const after = line.process.stdout().slice(before);
+    const samples = parseDelaySamples(after.slice(after.indexOf(`restart ${restartMs} 5500000`)));
+    console.log(`after a restart at 5.5 s: ${samples.slice(0, 4).map((q) => q.traceUs).join(', ')} us of trace time`);
+    expect(samples.length).toBeGreaterThanOrEqual(2);
+    // Sampled every 100 ms of trace time from the restart on: the first at the restart itself.
+    expect(samples[0]!.traceUs).toBeGreaterThanOrEqual(5_500_000);
+    expect(samples[0]!.traceUs).toBeLessThan(5_600_000);
+    expect(samples[1]!.traceUs - samples[0]!.traceUs).toBeGreaterThan(50_000);
+    // A start file the line cannot read refuses the restart and says why.
+    writeFileSync(line.startFile, 'soon\n');
+    const refused = line.process.stdout().length;
+    line.process.child.kill('SIGUSR1');
+    await sleep(300);
+    expect(line.process.stdout().slice(refused)).toMatch(/restart-refused the start file must hold a whole number of microseconds/);
+  } finally {
+    const startFile = topo.traceLine?.startFile;
+    const stats = await destroyTopology(topo);
+    expect(stats?.down.trace?.restarts).toBe(1);
+    if (startFile) expect(existsSync(startFile)).toBe(false);
+  }
 });

@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SCENARIO_DIR } from './paths.js';
+import { traceStartS, type Scenario } from './scenario.js';
 import type { LabResult, TrialRecord } from './result.js';
 import { summarize, type MetricSummary } from './stats.js';
 import { capacityPerBin, opportunitySchedule, readTrace, type LinkTrace, type OpportunitySchedule, sha256Of, type TraceCapacity } from './trace-link.js';
@@ -66,7 +67,7 @@ function udpDelayByClass(trials: TrialRecord[], labels: readonly string[], class
   for (const t of trials) {
     const raw = t.neighbourRaw;
     if (t.error || raw?.kind !== 'udp' || !t.window || t.playbackStartS === null) continue;
-    const traceAtPlaybackS = typeof t.traceStartS === 'number' ? t.playbackStartS - t.traceStartS : null;
+    const traceAtPlaybackS = typeof t.traceStartS === 'number' ? (t.traceFromS ?? 0) + t.playbackStartS - t.traceStartS : null;
     const sums = labels.map(() => ({ ms: 0, n: 0 }));
     for (const [sentMs, owdMs] of raw.packets) {
       const k = classify(t.window.startS + sentMs / 1000, traceAtPlaybackS);
@@ -124,12 +125,16 @@ export function traceCapacityOf(result: LabResult): TraceCapacity | null {
   if (!trace) return null;
   for (const path of [resolve(SCENARIO_DIR, trace.file), trace.path]) {
     if (!existsSync(path) || sha256Of(path) !== trace.sha256) continue;
-    return traceCapacity(opportunitySchedule(readTrace(path)), sessionTraceSpanS(result.config.scenario.session));
+    return traceCapacity(opportunitySchedule(readTrace(path)), traceSpanS(result.config.scenario));
   }
   return null;
 }
 
-/** How far into the trace a session's measurements can reach: the trace restarts at the play request, before the first frame. */
-export function sessionTraceSpanS(session: { startupTimeoutS: number; playS: number }): number {
-  return session.startupTimeoutS + session.playS + 5;
+/**
+ * How far into the trace a run's measurements can reach: a session's trace restarts at
+ * its play request, before the first frame, at its trial's start point (`traceStartS`).
+ */
+export function traceSpanS(s: Pick<Scenario, 'link' | 'trials' | 'session'>): number {
+  const lastStartS = Math.max(0, ...Array.from({ length: s.trials }, (_, k) => traceStartS(s, k + 1)));
+  return lastStartS + s.session.startupTimeoutS + s.session.playS + 5;
 }

@@ -52,7 +52,7 @@ export function startQueueMonitor(routerNs: string, dev: string, originMs: () =>
 /** One "q" line of a trace-mode delay line (labtools.c): its downlink queue every 100 ms of trace time. */
 export interface DelaySample {
   realtimeMs: number;
-  /** Time since the trace's last restart. */
+  /** Trace time: from the trace's start (a restart at T goes on from T). */
   traceUs: number;
   queuedBytes: number;
   drops: number;

@@ -10,12 +10,13 @@ import { NEIGHBOUR_KINDS, type NeighbourKind } from './neighbours.js';
 import { LabError } from './processes.js';
 import { experimentName, type LabResult, type TrialRecord } from './result.js';
 import { queueDelayMsOf } from './queue-monitor.js';
-import { linkRateMbps, queueBytes, type Scenario } from './scenario.js';
+import { linkRateMbps, queueBytes, traceStartS, type Scenario } from './scenario.js';
 import { mean, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
 import { CAPACITY_LOOKBACK_S, TIME_BIN_S, traceCapacityOf, udpDelayByCapacity, udpDelayByTime, type DelayByClass } from './delay-by-capacity.js';
 import { barChart, lineChart, type Series } from './svg.js';
+import { pairedDifference } from './paired.js';
 import { designReport } from './designs/report.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
 
@@ -266,7 +267,14 @@ function bottleneckText(s: Scenario, link: { queueBytes: number; bdpBytes: numbe
   const trace = s.link.trace;
   if (!trace) return `tbf ${s.link.rateMbps} Mbit/s, ${queue}), server -> client`;
   const repeat = trace.periodS === null ? 'its last step holding' : `repeating every ${trace.periodS} s`;
-  return `trace \`${trace.file}\` (${trace.format}, mean ${trace.meanRateMbps.toFixed(2)} Mbit/s, ${repeat}, restarted at every play request), served by the delay line at its delivery opportunities of 1500 B; ${queue} at the mean rate), server -> client`;
+  return `trace \`${trace.file}\` (${trace.format}, mean ${trace.meanRateMbps.toFixed(2)} Mbit/s, ${repeat}, ${restartText(s)}), served by the delay line at its delivery opportunities of 1500 B; ${queue} at the mean rate), server -> client`;
+}
+
+/** Where a trace link's sessions start in the trace. */
+function restartText(s: Scenario): string {
+  if (s.link.traceStart !== 'spread') return 'restarted at every play request';
+  const starts = Array.from({ length: s.trials }, (_, k) => traceStartS(s, k + 1));
+  return `restarted at every play request, at a point that moves with the trial so the trials sample the whole trace: trial 1..${s.trials} at ${starts.map((t) => t.toFixed(1)).join(', ')} s of it, every arm and experiment of a trial at the same point`;
 }
 
 /** The CPU load per session, and the sessions flagged CPU-bound. */
@@ -320,10 +328,38 @@ function delayByCapacityLines(result: LabResult, arms: string[]): string[] {
     lines.push(
       '## UDP neighbour delay over the session',
       '',
-      `The same packets by when they were sent, in ${TIME_BIN_S} s bins from playback start. The trace restarts at every play request, so in each bin every arm met the same stretch of the trace (shifted by its play delay); what differs is the arm, and whether it was still filling its buffer then. Per bin: the mean over sessions of each session's mean one-way delay (ms) [95% CI].`,
+      `The same packets by when they were sent, in ${TIME_BIN_S} s bins from playback start. The trace restarts at every play request, ${s.link.traceStart === 'spread' ? "at the trial's point of it, so in each bin every arm of a trial met the same stretch of the trace (shifted by its play delay; other trials met other stretches)" : 'so in each bin every arm met the same stretch of the trace (shifted by its play delay)'}; what differs is the arm, and whether it was still filling its buffer then. Per bin: the mean over sessions of each session's mean one-way delay (ms) [95% CI].`,
       '',
       ...delayClassRows(byTime, 's after playback start', arms),
     );
+  }
+  return lines;
+}
+
+/** The video metrics a paired comparison shows; each experiment adds its neighbour's. */
+const PAIRED_VIDEO_METRICS = ['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs'];
+
+/** Trace links whose trials start at different points of the trace: every arm against control within each trial (paired.ts). */
+function pairedLines(result: LabResult, arms: string[]): string[] {
+  const s = result.config.scenario;
+  const others = arms.filter((a) => a !== 'control');
+  if (s.link.traceStart !== 'spread' || !arms.includes('control') || others.length === 0) return [];
+  const lines = [
+    '',
+    '## Paired by trial',
+    '',
+    "The trials start at different points of the trace, so trial-to-trial spread is mostly the trace's. Here each session is set against control's session of the same trial and experiment: the mean over trials of (arm - control) [95% CI] (n trials), and in how many trials the arm's value was lower and higher than control's.",
+  ];
+  for (const e of s.neighbours) {
+    const name = e.name ?? e.kind;
+    const metrics = [...PAIRED_VIDEO_METRICS, ...(NEIGHBOUR_KINDS[e.kind]?.metrics.map((m) => m.name) ?? [])];
+    const rows = metrics.flatMap((metric) => {
+      const cells = others.map((arm) => pairedDifference(result.trials, name, arm, metric));
+      if (cells.every((c) => c.n === 0)) return [];
+      return [`| ${METRIC_LABELS[metric]} | ${cells.map((c) => (c.n === 0 ? '–' : `${num(c.mean)}${c.ci95 && c.n > 1 ? ` [${num(c.ci95[0])}, ${num(c.ci95[1])}]` : ''} (n=${c.n}); lower ${c.lower}, higher ${c.higher}`)).join(' | ')} |`];
+    });
+    if (rows.length === 0) continue;
+    lines.push('', `### ${experimentTitle(s, name)}`, '', `| metric | ${others.map((a) => `${a} - control`).join(' | ')} |`, `| --- | ${others.map(() => '---').join(' | ')} |`, ...rows);
   }
   return lines;
 }
@@ -400,6 +436,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
       `| ${METRIC_LABELS[metric]} | ${w} | ${row.map(cell).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => pct(result.summary[a]?.[metric]?.changeVsControlPct)).join(' | ')} |${thesis ? ` ${thesisPct === undefined ? '' : pct(thesisPct)} |` : ''}`,
     );
   }
+  lines.push(...pairedLines(result, arms));
   const files = figures(result, arms);
   lines.push('', '## Figures', '');
   for (const name of Object.keys(files)) lines.push(`![${name}](${name})`, '');

@@ -33,6 +33,8 @@ export interface TrialRecord {
   playbackStartS: number | null;
   /** Trace links: when the trace started again for this session, s after the origin (just before it); else null (absent in older results). */
   traceStartS?: number | null;
+  /** Trace links: the trace time (s) that restart started at (scenario `link.traceStart`); absent in older results, which started at 0. */
+  traceFromS?: number;
   /** The neighbour's measurement window, in s since playback start. */
   window: { startS: number; endS: number } | null;
   metrics: TrialMetrics;

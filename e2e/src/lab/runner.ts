@@ -28,14 +28,14 @@ import { LabError, run, sleep } from './processes.js';
 import { startDelayLineQueueMonitor, startQueueMonitor } from './queue-monitor.js';
 import { writeReportFromDir } from './report.js';
 import { summaries, type LabResult, type TrialMetrics, type TrialRecord } from './result.js';
-import { baseExperiment, bdpBytes, experimentArms, linkRateMbps, queueBytes, type Experiment, type Scenario } from './scenario.js';
+import { baseExperiment, bdpBytes, experimentArms, linkRateMbps, queueBytes, traceStartS, type Experiment, type Scenario } from './scenario.js';
 import { startSession, type RunningSession, type StorageState } from './session.js';
 import { fixed } from './stats.js';
 import { createTopology, destroyTopology, measureIdleRtt, setBottleneckQueue, setServerTrains, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
-import { calibrateTraceLink, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from './trace-link.js';
+import { calibrateTraceLink, longestOutage, opportunitySchedule, readTrace, restartTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from './trace-link.js';
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { phaseWindows } from './windows.js';
-import { sessionTraceSpanS, traceCapacity } from './delay-by-capacity.js';
+import { traceCapacity, traceSpanS } from './delay-by-capacity.js';
 import { edgeArgs, NEIGHBOUR_VIDEO_PORT, originArgs, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
 /** The result's types live in result.ts (the report reads them too); re-exported for the tests. */
@@ -141,8 +141,10 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
   let traceStartMs: number | null = null;
   const cpu = startCpuMonitor(() => originMs);
   const queue = s.link.trace ? startDelayLineQueueMonitor(topo.delayLine!, () => originMs) : startQueueMonitor(topo.ns.router, topo.bottleneckDev, () => originMs);
-  // A trace link starts its trace again at every play request, so every arm meets the same network.
-  const onPlayRequest = s.link.trace ? async () => void (traceStartMs = await restartTrace(topo.delayLine!)) : undefined;
+  // A trace link starts its trace again at every play request, at the trial's point of it, so every arm of a trial meets the same network.
+  const traceFromS = traceStartS(s, trial);
+  if (s.link.trace) record.traceFromS = traceFromS;
+  const onPlayRequest = s.link.trace ? async () => void (traceStartMs = await restartTrace(topo.traceLine!, traceFromS)) : undefined;
   const undefer = deferCleanup(async () => void (await Promise.all([browser?.close(), neighbourBrowser?.close()])));
   try {
     await applyExperiment(ctx, n);
@@ -245,10 +247,10 @@ function describe(r: TrialRecord): string {
 /** On a trace link, whether and how soon playback went on after the longest outage that ended inside the session. */
 function outageMetrics(schedule: OpportunitySchedule | null, r: TrialRecord, playS: number): Partial<TrialMetrics> {
   if (!schedule || r.traceStartS === null || r.traceStartS === undefined || r.playbackStartS === null || !r.session) return {};
-  const untilS = r.playbackStartS + playS - r.traceStartS;
-  const longest = outages(schedule, untilS).sort((a, b) => b.endS - b.startS - (a.endS - a.startS))[0];
+  const fromS = r.traceFromS ?? 0;
+  const longest = longestOutage(schedule, fromS, fromS + r.playbackStartS + playS - r.traceStartS);
   if (!longest) return {};
-  const { resumed, resumeS } = resumeAfterOutage(r.session.buffer, longest.endS + r.traceStartS);
+  const { resumed, resumeS } = resumeAfterOutage(r.session.buffer, longest.endS - fromS + r.traceStartS);
   return { resumedAfterOutage: resumed ? 1 : 0, outageResumeS: resumeS };
 }
 
@@ -314,7 +316,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
       media: { dir: media?.dir ?? null, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media?.sidecar.representations.map((r) => r.bitrateKbps) ?? [] },
       host: { kernel: release(), cpus: cpus().length, node: process.version },
     },
-    trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, traceFidelity: null, traceCapacity: schedule ? traceCapacity(schedule, sessionTraceSpanS(s.session)) : null, warmups: [], startedAt: new Date().toISOString(), finishedAt: null, complete: false,
+    trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, traceFidelity: null, traceCapacity: schedule ? traceCapacity(schedule, traceSpanS(s)) : null, warmups: [], startedAt: new Date().toISOString(), finishedAt: null, complete: false,
   };
   const save = () => {
     Object.assign(result, summaries(result.trials, s.arms));
@@ -329,7 +331,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
       const seconds = s.link.calibrationS!;
       log(`trace fidelity: a saturating TCP Reno flow for ${seconds} s from the trace's start`);
       result.traceFidelity = await calibrateTraceLink({
-        delayLine: topo.delayLine!, schedule, traceName: s.link.trace!.file, seconds,
+        delayLine: topo.traceLine!, schedule, traceName: s.link.trace!.file, seconds,
         startFlow: (durationS) => startNeighbour({ kind: 'tcp', congestionControl: 'reno', startS: 0, endS: null }, topo, labtools, durationS),
       });
       const f = result.traceFidelity;

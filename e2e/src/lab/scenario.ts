@@ -64,6 +64,13 @@ export interface Scenario {
     trace: LinkTrace | null;
     /** Trace links: how long the run's saturating-flow calibration of the trace's fidelity lasts. */
     calibrationS: number | null;
+    /**
+     * Trace links: where in the trace each trial's sessions start (`traceStartS`). `beginning`: every
+     * session at the trace's time 0. `spread`: trial k of K at (k - 1) / K of one pass, so the
+     * trials sample the whole trace, every arm and experiment of a trial at the same point. Null on a
+     * constant link.
+     */
+    traceStart: TraceStart | null;
     rttMs: number;
     /** The default of every experiment's queue. */
     queue: Queue;
@@ -268,15 +275,23 @@ function linkTrace(link: Obj, scenarioDir: string): LinkTrace {
   }
 }
 
+export const TRACE_STARTS = ['beginning', 'spread'] as const;
+export type TraceStart = (typeof TRACE_STARTS)[number];
+
 /** Validates a parsed scenario and fills defaults; `scenarioDir` is where a trace's relative path starts. */
 export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR): Scenario {
   const o = obj('scenario', json, ['name', 'description', 'thesisComparison', 'link', 'media', 'session', 'player', 'server', 'neighbours', 'arms', 'trials', 'experiment']);
-  const link = obj('link', o.link, ['rateMbps', 'trace', 'calibrationS', 'rttMs', 'queue', 'shapeUpstream', 'burstBytes']);
+  const link = obj('link', o.link, ['rateMbps', 'trace', 'calibrationS', 'traceStart', 'rttMs', 'queue', 'shapeUpstream', 'burstBytes']);
   if ((link.rateMbps === undefined) === (link.trace === undefined)) {
     bad('link', link, 'exactly one of rateMbps (a constant rate, tbf) and trace (a mahimahi or JSON steps file)');
   }
   const trace = link.trace === undefined ? null : linkTrace(link, scenarioDir);
   if (trace === null && link.calibrationS !== undefined) bad('link.calibrationS', link.calibrationS, 'no value: only a trace link (link.trace) is calibrated');
+  if (trace === null && link.traceStart !== undefined) bad('link.traceStart', link.traceStart, 'no value: only a trace link (link.trace) has a place to start');
+  const traceStart = trace === null ? null : (link.traceStart ?? 'beginning');
+  if (traceStart !== null && !TRACE_STARTS.includes(traceStart as TraceStart)) {
+    bad('link.traceStart', traceStart, `${TRACE_STARTS.join(', ')} (beginning: every session at the trace's start; spread: trial k of K at (k - 1) / K of the trace)`);
+  }
   if (trace !== null && link.shapeUpstream === true) bad('link.shapeUpstream', true, 'false on a trace link (the trace shapes server -> client only)');
   const queue = queueOf(link.queue ?? { bdp: 4 }, 'link.queue');
   const media = obj('media', o.media ?? {}, ['ladder', 'durationS']);
@@ -326,6 +341,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
       rateMbps: trace === null ? num(link, 'link', 'rateMbps', 0.1, 10_000) : null,
       trace,
       calibrationS: trace === null ? null : num(link, 'link', 'calibrationS', 5, 3600, 30),
+      traceStart: traceStart as TraceStart | null,
       rttMs: num(link, 'link', 'rttMs', 0, 1000),
       queue,
       shapeUpstream: bool(link, 'link', 'shapeUpstream', false),
@@ -364,6 +380,15 @@ export function linkRateMbps(link: Scenario['link']): number {
   return link.rateMbps ?? link.trace!.meanRateMbps;
 }
 
+/**
+ * The trace time (s) at which the sessions of trial `trial` (1-based, of `s.trials`) start
+ * their trace; 0 on a constant link, with `traceStart: beginning`, and for the warm-ups (trial 0).
+ */
+export function traceStartS(s: Pick<Scenario, 'link' | 'trials'>, trial: number): number {
+  if (s.link.trace === null || s.link.traceStart !== 'spread' || trial < 1) return 0;
+  return Math.round(((trial - 1) / s.trials) * s.link.trace.lengthS * 1000) / 1000;
+}
+
 /** The bandwidth-delay product of the link (at a trace's mean rate), in bytes. */
 export function bdpBytes(link: Scenario['link']): number {
   return (linkRateMbps(link) * 1e6 * (link.rttMs / 1000)) / 8;
@@ -393,9 +418,29 @@ export function loadScenario(nameOrPath: string): Scenario {
   return parseScenario(json, dirname(path));
 }
 
-/** The run's overrides from the command line (arms, trials, neighbour kinds). */
-export function withOverrides(s: Scenario, o: { arms?: string[]; trials?: number; neighbours?: string[]; player?: string }): Scenario {
+/**
+ * The run's overrides from the command line (arms, trials, neighbour kinds, player kind,
+ * and on a trace link another trace, `trace` as a path, and where the trials start in it).
+ */
+export function withOverrides(s: Scenario, o: { arms?: string[]; trials?: number; neighbours?: string[]; player?: string; trace?: string; traceStart?: string }): Scenario {
   const next = { ...s };
+  if (o.trace !== undefined || o.traceStart !== undefined) {
+    const option = o.trace !== undefined ? '--trace' : '--trace-start';
+    if (s.link.trace === null) bad(option, o.trace ?? o.traceStart, `a scenario with a trace link (link.trace); ${s.name} has a constant link`);
+    next.link = { ...s.link };
+  }
+  if (o.trace !== undefined) {
+    try {
+      next.link.trace = describeTrace(o.trace, resolve(o.trace));
+    } catch (err) {
+      bad('--trace', o.trace, `a mahimahi trace or a JSON steps file (${(err as Error).message})`);
+    }
+    next.description = `${s.description} [The link's trace replaced from the command line: --trace ${o.trace}.]`.trim();
+  }
+  if (o.traceStart !== undefined) {
+    if (!TRACE_STARTS.includes(o.traceStart as TraceStart)) bad('--trace-start', o.traceStart, TRACE_STARTS.join(', '));
+    next.link.traceStart = o.traceStart as TraceStart;
+  }
   if (o.player !== undefined) {
     if (!PLAYER_KINDS.includes(o.player as PlayerKind)) bad('--player', o.player, PLAYER_KINDS.join(', '));
     if (s.experiment && o.player !== 'headless') bad('--player', o.player, 'headless for a scenario with an experiment design');

@@ -13,6 +13,9 @@
  * own TUN device by input interface, held for half the RTT, and written back.
  */
 import { createNamespace, deleteNamespace, netnsExec, newStem } from './netns.js';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { run, start, stop, waitForOutput, type Managed } from './processes.js';
 
 export interface LinkConfig {
@@ -72,12 +75,20 @@ export interface IdleRtt {
   count: number;
 }
 
+/** A trace link's delay line, and the file its restarts read their trace time from (`labtools delay --down-trace-start`). */
+export interface TraceLine {
+  process: Managed;
+  startFile: string;
+}
+
 export interface Topology {
   ns: { server: string; router: string; client: string };
   link: LinkConfig;
   /** The device that holds the bottleneck qdisc (server -> client), in the router namespace; on a trace link the delay line holds the queue. */
   bottleneckDev: string;
   delayLine: Managed | null;
+  /** A trace link: the delay line and the file its restarts read their trace time from. */
+  traceLine: TraceLine | null;
 }
 
 async function inNs(ns: string, cmd: string, args: string[]): Promise<string> {
@@ -102,7 +113,9 @@ export function tbfArgs(dev: string, link: LinkConfig): string[] {
 export async function createTopology(link: LinkConfig, labtools: string): Promise<Topology> {
   const stem = newStem();
   const ns = { server: `${stem}-srv`, router: `${stem}-rtr`, client: `${stem}-cli` };
-  const topo: Topology = { ns, link, bottleneckDev: DEV.routerToClient, delayLine: null };
+  const topo: Topology = { ns, link, bottleneckDev: DEV.routerToClient, delayLine: null, traceLine: null };
+  // Where the runner writes the trace time of the next restart; the namespaces' stem keeps it apart from other runs'.
+  const startFile = join(tmpdir(), `${stem}-trace-start`);
   try {
     for (const name of Object.values(ns)) await createNamespace(name);
     await run('ip', ['-n', ns.router, 'link', 'add', DEV.routerToServer, 'type', 'veth', 'peer', 'name', DEV.server, 'netns', ns.server]);
@@ -126,13 +139,14 @@ export async function createTopology(link: LinkConfig, labtools: string): Promis
     await run('ip', ['-n', ns.client, 'route', 'add', 'default', 'via', ADDRESSES.routerClientSide]);
 
     if (link.rttMs > 0 || link.trace) {
-      const trace = link.trace ? ['--down-trace', link.trace.scheduleFile, '--down-queue-bytes', String(link.queueBytes)] : [];
+      const trace = link.trace ? ['--down-trace', link.trace.scheduleFile, '--down-queue-bytes', String(link.queueBytes), '--down-trace-start', startFile] : [];
       const [cmd, args] = netnsExec(ns.router, labtools, [
         'delay', '--down', DEV.delayDown, '--up', DEV.delayUp,
         '--down-ms', String(link.rttMs / 2), '--up-ms', String(link.rttMs / 2), ...trace, '--rt',
       ]);
       topo.delayLine = start('delay line', cmd, args);
       await waitForOutput(topo.delayLine, 'ready\n');
+      if (link.trace) topo.traceLine = { process: topo.delayLine, startFile };
       for (const [dev, from, table] of [[DEV.delayDown, DEV.routerToServer, '100'], [DEV.delayUp, DEV.routerToClient, '101']] as const) {
         await run('ip', ['-n', ns.router, 'link', 'set', dev, 'up', 'txqueuelen', '10000']);
         await sysctl(ns.router, { [`net.ipv4.conf.${dev}.rp_filter`]: 0 });
@@ -185,6 +199,8 @@ export async function destroyTopology(topo: Topology): Promise<DelayLineStats | 
     }
     topo.delayLine = null;
   }
+  if (topo.traceLine) rmSync(topo.traceLine.startFile, { force: true });
+  topo.traceLine = null;
   for (const name of Object.values(topo.ns)) await deleteNamespace(name);
   return stats;
 }

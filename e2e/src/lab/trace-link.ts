@@ -7,11 +7,12 @@
  * calibration checks that the link delivered what the trace says.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadTrace, MAHIMAHI_PACKET_BYTES, meanBandwidthKbps, type Trace } from '@sammy/sim/trace';
 import { startNeighbour } from './neighbours.js';
-import { LabError, sleep, type Managed } from './processes.js';
+import { LabError, sleep } from './processes.js';
 import { parseDelaySamples, type DelaySample } from './queue-monitor.js';
+import type { TraceLine } from './topology.js';
 
 /** Bytes one delivery opportunity may carry (mahimahi's MTU). */
 export const OPPORTUNITY_BYTES = MAHIMAHI_PACKET_BYTES;
@@ -27,6 +28,8 @@ export interface LinkTrace {
   meanRateMbps: number;
   /** mahimahi traces repeat with this period; a steps trace (null) holds its last step. */
   periodS: number | null;
+  /** One pass of the trace: its period (mahimahi), or up to its last step plus 1 s (steps), as the mean is taken. */
+  lengthS: number;
   sha256: string;
 }
 
@@ -52,6 +55,7 @@ export function describeTrace(file: string, path: string): LinkTrace {
   const trace = readTrace(path);
   return {
     file, path, format: trace.format, meanRateMbps: meanBandwidthKbps(trace) / 1000, periodS: trace.periodS,
+    lengthS: trace.periodS ?? trace.stepStartS[trace.stepStartS.length - 1]! + 1,
     sha256: sha256Of(path),
   };
 }
@@ -148,6 +152,20 @@ export function outages(s: OpportunitySchedule, untilS: number, minS = 1): Outag
 }
 
 /**
+ * The longest outage of at least `minS` a session met: its trace ran from trace time
+ * `fromS` to `untilS`. An outage it began in counts from `fromS`. Null when there was none.
+ */
+export function longestOutage(s: OpportunitySchedule, fromS: number, untilS: number, minS = 1): Outage | null {
+  let longest: Outage | null = null;
+  for (const o of outages(s, untilS, 0)) {
+    const met = { startS: Math.max(o.startS, fromS), endS: o.endS };
+    if (met.endS <= fromS || met.endS - met.startS < minS) continue;
+    if (!longest || met.endS - met.startS > longest.endS - longest.startS) longest = met;
+  }
+  return longest;
+}
+
+/**
  * Did playback go on after the outage ended, and how soon? From the page's buffer
  * samples ([s since origin, buffer s, playhead s], every 0.5 s): the first sample at or
  * after `endS` (s since origin) from which the playhead moves on. The delay is 0 when
@@ -241,13 +259,24 @@ export function traceFidelity(o: { trace: string; calibrationS: number; skippedS
   };
 }
 
-/** Restarts the delay line's trace now; resolves with the epoch ms it printed. */
-export async function restartTrace(delayLine: Managed): Promise<number> {
+/**
+ * Restarts the delay line's trace now, at trace time `atS` (0: the trace's start);
+ * resolves with the epoch ms it printed. The start goes through the line's start file,
+ * written just before the signal, in whole microseconds.
+ */
+export async function restartTrace(line: TraceLine, atS = 0): Promise<number> {
+  if (!Number.isFinite(atS) || atS < 0) throw new LabError('LAB_TRACE_RESTART', `a trace restarts at a non-negative trace time, got ${atS} s`);
+  const atUs = Math.round(atS * 1e6);
+  writeFileSync(line.startFile, `${atUs}\n`);
+  const delayLine = line.process;
   const offset = delayLine.stdout().length;
-  const printed = () => /(?:^|\n)restart (\d+)\n/.exec(delayLine.stdout().slice(offset));
+  const printed = () => /(?:^|\n)restart(?: (\d+) (\d+)|-refused (.*))\n/.exec(delayLine.stdout().slice(offset));
   delayLine.child.kill('SIGUSR1');
   const deadline = Date.now() + 5000;
   for (let m = printed(); ; m = printed()) {
+    if (m?.[3] !== undefined || (m && Number(m[2]) !== atUs)) {
+      throw new LabError('LAB_TRACE_RESTART', `the delay line did not restart its trace at ${atUs} us (${m[3] ?? `it started at ${m[2]} us`})`);
+    }
     if (m) return Number(m[1]);
     if (delayLine.child.exitCode !== null || Date.now() > deadline) {
       throw new LabError('LAB_TRACE_RESTART', `the delay line did not restart its trace (${delayLine.stderr().trim() || 'no answer to SIGUSR1 within 5 s'})`);
@@ -262,16 +291,16 @@ export async function restartTrace(delayLine: Managed): Promise<number> {
  * bottleneck served and the receiver got with the trace's capacity.
  */
 export async function calibrateTraceLink(o: {
-  delayLine: Managed; schedule: OpportunitySchedule; traceName: string; seconds: number; startFlow: (durationS: number) => ReturnType<typeof startNeighbour>;
+  delayLine: TraceLine; schedule: OpportunitySchedule; traceName: string; seconds: number; startFlow: (durationS: number) => ReturnType<typeof startNeighbour>;
 }): Promise<TraceFidelity> {
   const binS = 1;
   const skippedS = 1;
-  const offset = o.delayLine.stdout().length;
+  const offset = o.delayLine.process.stdout().length;
   const flow = await o.startFlow(o.seconds + 1);
   const restartMs = await restartTrace(o.delayLine);
   await sleep(o.seconds * 1000 + 300);
   const raw = await flow.finish({ startMs: restartMs, endMs: restartMs + o.seconds * 1000, startS: 0, endS: o.seconds });
-  const afterRestart = o.delayLine.stdout().slice(offset);
+  const afterRestart = o.delayLine.process.stdout().slice(offset);
   const samples: DelaySample[] = parseDelaySamples(afterRestart.slice(afterRestart.indexOf(`restart ${restartMs}`)));
   const servedCurve = samples.map((q) => [q.traceUs / 1e6, q.servedBytes] as [number, number]);
   const receivedCurve = raw.kind === 'tcp' ? raw.samples.map(([ms, bytes]) => [ms / 1000, bytes] as [number, number]) : [];

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { capacityBeforeMbps, capacityClassLabel, traceCapacity, traceCapacityOf, udpDelayByCapacity, udpDelayByTime } from '../../src/lab/delay-by-capacity.js';
+import { capacityBeforeMbps, capacityClassLabel, traceCapacity, traceCapacityOf, traceSpanS, udpDelayByCapacity, udpDelayByTime } from '../../src/lab/delay-by-capacity.js';
+import { parseScenario } from '../../src/lab/scenario.js';
 import type { LabResult, TrialRecord } from '../../src/lab/result.js';
 import { opportunitySchedule, readTrace } from '../../src/lab/trace-link.js';
 
@@ -94,6 +95,14 @@ describe('udpDelayByCapacity', () => {
     expect(d.byClass.find((c) => c.label === '1-2 Mbit/s')!.packetShare).toBe(0);
   });
 
+  test("a session that started its trace later (link.traceStart spread) reads the capacity at its own point of the trace", () => {
+    // Sent 3 s into the window: trace time 4 s from the trace's start (dead), 7 s from a restart at 3 s (4.8 Mbit/s).
+    const d = udpDelayByCapacity([trial('control', [[3000, 900]]), trial('sammy', [[3000, 20]], { traceFromS: 3 })], capacity)!;
+    expect(d.byClass[0]!.arms.control).toMatchObject({ mean: 900, n: 1 });
+    expect(d.byClass[0]!.arms.sammy!.n).toBe(0);
+    expect(d.byClass.find((c) => c.label === '3-5 Mbit/s')!.arms.sammy).toMatchObject({ mean: 20, n: 1 });
+  });
+
   test('failed sessions, other neighbours and packets outside the series are left out; nothing left gives null', () => {
     expect(udpDelayByCapacity([trial('control', [[1000, 5]], { error: 'boom' }), trial('control', [[40_000, 5]]), trial('sammy', [[1000, 5]], { neighbourRaw: null } as Partial<TrialRecord>)], capacity)).toBeNull();
   });
@@ -118,6 +127,13 @@ describe('traceCapacityOf', () => {
     expect(rebuilt.bytesPerBin).toEqual(traceCapacity(opportunitySchedule(readTrace(tracePath)), 20).bytesPerBin);
     expect(traceCapacityOf(result({ file: 'nowhere.json', path: tracePath, sha256: '0'.repeat(64) }))).toBeNull();
     expect(traceCapacityOf(result({ file: 'nowhere.json', path: '/nowhere.json', sha256 }))).toBeNull();
+  });
+
+  test("the series reaches as far as the last trial's sessions can: their start point in the trace, the startup timeout, the session and 5 s", () => {
+    const s = parseScenario({ name: 'x', trials: 4, link: { trace: tracePath, rttMs: 40, traceStart: 'spread' }, media: { durationS: 100 }, session: { playS: 10, startupTimeoutS: 5 }, neighbours: [{ kind: 'none' }], arms: ['control'] }, dir);
+    // One pass is 6 s (up to the last step plus 1 s): the last trial starts at 4.5 s.
+    expect(traceSpanS(s)).toBeCloseTo(4.5 + 5 + 10 + 5, 9);
+    expect(traceSpanS({ ...s, link: { ...s.link, traceStart: 'beginning' } })).toBe(20);
   });
 
   test('a constant link has none', () => {

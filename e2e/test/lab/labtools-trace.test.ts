@@ -18,11 +18,12 @@ beforeAll(async () => {
   if (reason === null) labtools = await buildLabtools();
 }, 120_000);
 
-function sim(schedule: OpportunitySchedule, queueBytes: number, packets: Array<[number, number]>): string[] {
+function sim(schedule: OpportunitySchedule, queueBytes: number, packets: Array<[number, number]>, startUs = 0): string[] {
   const file = join(dir, `s-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(file, scheduleText(schedule, 'test'));
   const input = packets.map(([us, bytes]) => `${us} ${bytes}`).join('\n');
-  return execFileSync(labtools, ['trace-sim', '--trace', file, '--queue-bytes', String(queueBytes)], { input, maxBuffer: 1 << 28 }).toString().trim().split('\n');
+  const args = ['trace-sim', '--trace', file, '--queue-bytes', String(queueBytes), '--start-us', String(startUs)];
+  return execFileSync(labtools, args, { input, maxBuffer: 1 << 28 }).toString().trim().split('\n');
 }
 
 (reason ? describe.skip : describe)('labtools trace mode', () => {
@@ -40,6 +41,23 @@ function sim(schedule: OpportunitySchedule, queueBytes: number, packets: Array<[
       [11_200, 100], // 11,000 us had passed when it came: 11,500 us
     ]);
     expect(out).toEqual(['served 0', 'served 1000', 'served 1500', 'drop 5', 'drop 6', 'served 10000', 'served 11000', 'served 11500']);
+  });
+
+  test('a restart at a trace time serves from the first opportunity at or after it, in a later pass too', () => {
+    // From 1200 us: the opportunity at 1000 us is gone, 1500 us is the first.
+    expect(sim(schedule, 3000, [[1200, 1500], [1200, 1500]], 1200)).toEqual(['served 1500', 'served 3000']);
+    // From 3001 us, past the pass's last opportunity: the next pass's first, at 10,000 us.
+    expect(sim(schedule, 3000, [[3001, 1500]], 3001)).toEqual(['served 10000']);
+    // From 21,200 us, in the third pass (period 10 ms): 21,500 us.
+    expect(sim(schedule, 3000, [[21_200, 100]], 21_200)).toEqual(['served 21500']);
+    // A trace whose repeating part starts later: past its first pass, only [loop_from_us, period_us) repeats.
+    const looped = { offsetsUs: [0, 1000, 6000, 8000], periodUs: 10_000, loopFromUs: 5000 };
+    // 14,000 us is 9000 us into the repeating part's second pass (5 ms long, from 10,000 us): 15,000 + (6000 - 5000) = 16,000 us.
+    expect(sim(looped, 3000, [[14_000, 100]], 14_000)).toEqual(['served 16000']);
+  });
+
+  test('a bad start is refused with the option named', () => {
+    expect(() => sim(schedule, 3000, [], -5)).toThrow(/--start-us must be a whole number of microseconds >= 0, got "-5"/);
   });
 
   test('an opportunity that finds the queue empty is lost', () => {

@@ -121,6 +121,20 @@ describe('report', () => {
     expect(constant.files['fig-trace-fidelity.svg']).toBeUndefined();
   });
 
+  test('trials spread over the trace: their start points in the setup, and every arm against control within each trial', () => {
+    const r = result();
+    r.config.scenario = { ...loadScenario('cellular-umts'), arms: ['control', 'sammy'], trials: 2, neighbours: loadScenario('cellular-umts').neighbours };
+    const { markdown } = renderReport(r);
+    expect(markdown).toContain('restarted at every play request, at a point that moves with the trial so the trials sample the whole trace: trial 1..2 at 0.0, 464.2 s of it');
+    expect(markdown).toContain('## Paired by trial');
+    // Trial 1: 9100 - 36100, trial 2: 9200 - 36200: -27000 both times.
+    expect(markdown).toContain('| chunk throughput, playing phase (kbps) | -27000 [-27000, -27000] (n=2); lower 2, higher 0 |');
+    expect(markdown).toMatch(/\| UDP neighbour one-way delay \(ms\) \| -18\.\d+ \[-\d+\.\d+, -\d+\.\d+\] \(n=2\); lower 2, higher 0 \|/);
+    // Trials that all start at the trace's beginning are not paired in the report.
+    r.config.scenario = { ...r.config.scenario, link: { ...r.config.scenario.link, traceStart: 'beginning' } };
+    expect(renderReport(r).markdown).not.toContain('## Paired by trial');
+  });
+
   test('the CPU load: per session, with the CPU-bound ones named', () => {
     const r = result();
     r.trials.forEach((t, i) => Object.assign(t.metrics, { cpuBusyPct: 60 + i, cpuBusyUnnicedPct: i === 1 ? 95 : 40 }));

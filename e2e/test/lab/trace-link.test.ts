@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Managed } from '../../src/lab/processes.js';
 import { parseDelaySamples, queueDelayMsOf, startDelayLineQueueMonitor } from '../../src/lab/queue-monitor.js';
-import { bdpBytes, linkRateMbps, loadScenario, parseScenario, queueBytes } from '../../src/lab/scenario.js';
-import { capacityPerBin, correlation, cumulativeAt, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, traceFidelity } from '../../src/lab/trace-link.js';
+import { bdpBytes, linkRateMbps, loadScenario, parseScenario, queueBytes, traceStartS, withOverrides } from '../../src/lab/scenario.js';
+import { capacityPerBin, correlation, cumulativeAt, longestOutage, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, traceFidelity } from '../../src/lab/trace-link.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sammy-trace-'));
 function file(name: string, text: string): string {
@@ -64,6 +64,16 @@ describe('outages', () => {
     expect(outages(s, 7.5, 2)).toEqual([{ startS: 2.1, endS: 5 }]);
   });
 
+  test("the longest outage a session met, from its start point in the trace: one it began in counts from its start", () => {
+    const s = { offsetsUs: [0, 500_000, 2_000_000, 2_100_000], periodUs: 5_000_000, loopFromUs: 0 };
+    expect(longestOutage(s, 0, 7.5)).toEqual({ startS: 2.1, endS: 5 });
+    // From 3 s: 2.1 -> 5.0 counts as 3 -> 5; 5.5 -> 7.0 is shorter.
+    expect(longestOutage(s, 3, 7.5)).toEqual({ startS: 3, endS: 5 });
+    // From 4.2 s only 0.8 s of the first is met (under a second): the next pass's 5.5 -> 7.0 is the one.
+    expect(longestOutage(s, 4.2, 7.5)).toEqual({ startS: 5.5, endS: 7 });
+    expect(longestOutage(s, 4.2, 6)).toBeNull();
+  });
+
   test('the outage scenario has one of 10 s, from 15 s', () => {
     const outage = loadScenario('outage');
     const found = outages(opportunitySchedule(readTrace(outage.link.trace!.path)), outage.session.playS);
@@ -97,7 +107,18 @@ describe('trace links in a scenario', () => {
     expect(linkRateMbps(s.link)).toBeCloseTo((8 * 11) / 21, 9);
     expect(bdpBytes(s.link)).toBeCloseTo(((8 * 11) / 21) * 1e6 * 0.04 / 8, 6);
     expect(queueBytes(s.link)).toBe(Math.round(2 * bdpBytes(s.link)));
-    expect(s.link).toMatchObject({ rateMbps: null, calibrationS: 30 });
+    expect(s.link).toMatchObject({ rateMbps: null, calibrationS: 30, traceStart: 'beginning' });
+    expect(s.link.trace!.lengthS).toBe(21);
+  });
+
+  test('traceStart spread: trial k of K starts at (k - 1) / K of one pass of the trace, every trial at 0 otherwise', () => {
+    const spread = parseScenario({ ...base, trials: 4, link: { trace: 'flat.json', rttMs: 40, traceStart: 'spread' } }, dir);
+    expect([0, 1, 2, 3, 4].map((k) => traceStartS(spread, k))).toEqual([0, 0, 5.25, 10.5, 15.75]);
+    // --trials changes the spacing.
+    expect(traceStartS(withOverrides(spread, { trials: 2 }), 2)).toBe(10.5);
+    const umts = loadScenario('cellular-umts');
+    expect([1, 2, 3].map((k) => traceStartS({ ...umts, link: { ...umts.link, traceStart: 'beginning' } }, k))).toEqual([0, 0, 0]);
+    expect(traceStartS(parseScenario({ ...base, link: { rateMbps: 10, rttMs: 40 } }, dir), 3)).toBe(0);
   });
 
   test.each([
@@ -108,13 +129,30 @@ describe('trace links in a scenario', () => {
     [{ trace: 'flat.json', rttMs: 40, shapeUpstream: true }, /link.shapeUpstream = true .*false on a trace link/],
     [{ trace: 'flat.json', rttMs: 40, calibrationS: 1 }, /link.calibrationS = 1 .*from 5 to 3600/],
     [{ rateMbps: 10, rttMs: 40, calibrationS: 30 }, /link.calibrationS = 30 .*only a trace link/],
+    [{ trace: 'flat.json', rttMs: 40, traceStart: 'middle' }, /link.traceStart = "middle" .*beginning, spread/],
+    [{ rateMbps: 10, rttMs: 40, traceStart: 'spread' }, /link.traceStart = "spread" .*only a trace link/],
   ])('refuses link %# with a message naming the field', (link, message) => {
     file('bad.down', '3\nfour\n');
     expect(() => parseScenario({ ...base, link }, dir)).toThrow(message);
   });
 
+  test('--trace runs a trace scenario on another trace (its queue in BDP at the new mean rate), --trace-start moves the trials; both refused with a reason', () => {
+    const umts = loadScenario('cellular-umts');
+    const other = withOverrides(umts, { trace: steps, traceStart: 'beginning' });
+    expect(other.link.trace).toMatchObject({ file: steps, path: steps, format: 'steps', lengthS: 21 });
+    expect(other.link.traceStart).toBe('beginning');
+    expect(queueBytes(other.link)).toBe(Math.round(4 * ((8 * 11) / 21) * 1e6 * 0.04 / 8));
+    expect(other.description).toContain(`[The link's trace replaced from the command line: --trace ${steps}.]`);
+    // The scenario itself is left as it was.
+    expect(umts.link.trace!.format).toBe('mahimahi');
+    expect(umts.link.traceStart).toBe('spread');
+    expect(() => withOverrides(umts, { trace: join(dir, 'nope.down') })).toThrow(/--trace = ".*nope.down" is invalid: expected a mahimahi trace or a JSON steps file/);
+    expect(() => withOverrides(umts, { traceStart: 'end' })).toThrow(/--trace-start = "end" is invalid: expected beginning, spread/);
+    expect(() => withOverrides(loadScenario('thesis-2.6'), { trace: steps })).toThrow(/--trace = .* expected a scenario with a trace link \(link.trace\); thesis-2.6 has a constant link/);
+  });
+
   test('a constant link has no trace and no calibration', () => {
-    expect(parseScenario({ ...base, link: { rateMbps: 40, rttMs: 5 } }, dir).link).toMatchObject({ rateMbps: 40, trace: null, calibrationS: null });
+    expect(parseScenario({ ...base, link: { rateMbps: 40, rttMs: 5 } }, dir).link).toMatchObject({ rateMbps: 40, trace: null, calibrationS: null, traceStart: null });
   });
 
   test('the shipped trace scenarios', () => {
@@ -200,19 +238,30 @@ describe("the delay line's queue samples", () => {
 });
 
 describe('restartTrace', () => {
-  test("signals the delay line and returns the time of its new restart line, not an older one's", async () => {
-    let out = 'ready\nrestart 1000\nq 1000 0 0 0 0\n';
+  const startFile = () => join(mkdtempSync(join(tmpdir(), 'sammy-restart-')), 'trace-start');
+
+  test("writes the trace time into the start file, signals the delay line and returns the time of its new restart line, not an older one's", async () => {
+    let out = 'ready\nrestart 1000 0\nq 1000 0 0 0 0\n';
     const signals: string[] = [];
-    const fake = {
+    const file = startFile();
+    const process = {
       stdout: () => out, stderr: () => '',
-      child: { exitCode: null, kill: (sig: string) => (signals.push(sig), setTimeout(() => (out += 'q 1050 50000 0 0 0\nrestart 2000\n'), 20), true) },
+      child: { exitCode: null, kill: (sig: string) => (signals.push(sig), setTimeout(() => (out += 'q 1050 50000 0 0 0\nrestart 2000 185700000\n'), 20), true) },
     } as unknown as Managed;
-    await expect(restartTrace(fake)).resolves.toBe(2000);
+    await expect(restartTrace({ process, startFile: file }, 185.7)).resolves.toBe(2000);
     expect(signals).toEqual(['SIGUSR1']);
+    expect(readFileSync(file, 'utf8')).toBe('185700000\n');
   });
 
-  test('fails with the reason when the delay line has gone', async () => {
+  test('fails with the reason when the delay line refused the restart, started elsewhere, or has gone', async () => {
+    const answering = (line: string) => {
+      let out = 'ready\n';
+      return { stdout: () => out, stderr: () => '', child: { exitCode: null, kill: () => ((out += line), true) } } as unknown as Managed;
+    };
+    await expect(restartTrace({ process: answering('restart-refused Permission denied\n'), startFile: startFile() }, 3)).rejects.toThrow(/did not restart its trace at 3000000 us \(Permission denied\)/);
+    await expect(restartTrace({ process: answering('restart 2000 0\n'), startFile: startFile() }, 3)).rejects.toThrow(/at 3000000 us \(it started at 0 us\)/);
+    await expect(restartTrace({ process: answering('restart 2000 0\n'), startFile: startFile() }, -1)).rejects.toThrow(/non-negative trace time, got -1 s/);
     const gone = { stdout: () => 'ready\n', stderr: () => 'labtools: boom', child: { exitCode: 1, kill: () => false } } as unknown as Managed;
-    await expect(restartTrace(gone)).rejects.toThrow(/did not restart its trace \(labtools: boom\)/);
+    await expect(restartTrace({ process: gone, startFile: startFile() })).rejects.toThrow(/did not restart its trace \(labtools: boom\)/);
   });
 });
