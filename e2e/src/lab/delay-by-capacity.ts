@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SCENARIO_DIR } from './paths.js';
-import { traceStartS, type Scenario } from './scenario.js';
+import { trialTraceStartsS, type Scenario } from './scenario.js';
 import type { LabResult, TrialRecord } from './result.js';
 import { summarize, type MetricSummary } from './stats.js';
 import { capacityPerBin, opportunitySchedule, readTrace, type LinkTrace, type OpportunitySchedule, sha256Of, type TraceCapacity } from './trace-link.js';
@@ -132,9 +132,9 @@ export function traceCapacityOf(result: LabResult): TraceCapacity | null {
 
 /**
  * How far into the trace a run's measurements can reach: a session's trace restarts at
- * its play request, before the first frame, at its trial's start point (`traceStartS`).
+ * its play request, before the first frame, at its trial's start point (`trialTraceStartsS`).
  */
 export function traceSpanS(s: Pick<Scenario, 'link' | 'trials' | 'session'>): number {
-  const lastStartS = Math.max(0, ...Array.from({ length: s.trials }, (_, k) => traceStartS(s, k + 1)));
+  const lastStartS = Math.max(0, ...trialTraceStartsS(s));
   return lastStartS + s.session.startupTimeoutS + s.session.playS + 5;
 }

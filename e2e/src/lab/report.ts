@@ -10,7 +10,7 @@ import { NEIGHBOUR_KINDS, type NeighbourKind } from './neighbours.js';
 import { LabError } from './processes.js';
 import { experimentName, type LabResult, type TrialRecord } from './result.js';
 import { queueDelayMsOf } from './queue-monitor.js';
-import { linkRateMbps, queueBytes, traceStartS, type Scenario } from './scenario.js';
+import { linkRateMbps, queueBytes, trialTraceStartsS, type Scenario } from './scenario.js';
 import { mean, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
@@ -273,7 +273,7 @@ function bottleneckText(s: Scenario, link: { queueBytes: number; bdpBytes: numbe
 /** Where a trace link's sessions start in the trace. */
 function restartText(s: Scenario): string {
   if (s.link.traceStart !== 'spread') return 'restarted at every play request';
-  const starts = Array.from({ length: s.trials }, (_, k) => traceStartS(s, k + 1));
+  const starts = trialTraceStartsS(s);
   return `restarted at every play request, at a point that moves with the trial so the trials sample the whole trace: trial 1..${s.trials} at ${starts.map((t) => t.toFixed(1)).join(', ')} s of it, every arm and experiment of a trial at the same point`;
 }
 

@@ -389,6 +389,11 @@ export function traceStartS(s: Pick<Scenario, 'link' | 'trials'>, trial: number)
   return Math.round(((trial - 1) / s.trials) * s.link.trace.lengthS * 1000) / 1000;
 }
 
+/** Every trial's trace start (`traceStartS`), trial 1 first. */
+export function trialTraceStartsS(s: Pick<Scenario, 'link' | 'trials'>): number[] {
+  return Array.from({ length: s.trials }, (_, k) => traceStartS(s, k + 1));
+}
+
 /** The bandwidth-delay product of the link (at a trace's mean rate), in bytes. */
 export function bdpBytes(link: Scenario['link']): number {
   return (linkRateMbps(link) * 1e6 * (link.rttMs / 1000)) / 8;

@@ -157,7 +157,8 @@ export function outages(s: OpportunitySchedule, untilS: number, minS = 1): Outag
  */
 export function longestOutage(s: OpportunitySchedule, fromS: number, untilS: number, minS = 1): Outage | null {
   let longest: Outage | null = null;
-  for (const o of outages(s, untilS, 0)) {
+  // Clipping only shortens an outage, so one under `minS` before it cannot count after it.
+  for (const o of outages(s, untilS, minS)) {
     const met = { startS: Math.max(o.startS, fromS), endS: o.endS };
     if (met.endS <= fromS || met.endS - met.startS < minS) continue;
     if (!longest || met.endS - met.startS > longest.endS - longest.startS) longest = met;
