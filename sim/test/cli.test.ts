@@ -1,19 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { ARMS, type SessionQoE } from '@sammy/player/abr';
-
-const SIM_DIR = new URL('..', import.meta.url).pathname;
-// Relative paths resolve against the folder the user typed the command in (npm's INIT_CWD).
-const ENV = { ...process.env, INIT_CWD: SIM_DIR };
-
-function run(script: 'sim' | 'corpus', args: string[]): { status: number; stdout: string; stderr: string } {
-  try {
-    const stdout = execFileSync(process.execPath, ['--import', 'tsx', `src/cli/${script}.ts`, ...args], { cwd: SIM_DIR, env: ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    return { status: 0, stdout, stderr: '' };
-  } catch (err) {
-    const e = err as { status: number; stdout: string; stderr: string };
-    return { status: e.status, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+import { runCli as run } from './helpers.js';
 
 const sim = (args: string[]): ReturnType<typeof run> => run('sim', args);
 
