@@ -54,10 +54,13 @@ export interface ArmStartsSummary {
 export interface StartsResult {
   /** One pass of the trace: its period, or where its last (held) step begins. */
   passS: number;
-  everyS: number;
+  spacing: StartSpacing;
   rows: StartRow[];
   summary: ArmStartsSummary[];
 }
+
+/** Every so many seconds, or so many starts spread evenly over one pass. */
+export type StartSpacing = { everyS: number } | { count: number };
 
 export interface StartsOptions {
   trace: Trace;
@@ -65,7 +68,7 @@ export interface StartsOptions {
   arms: readonly SimArm[];
   armOptions: ArmOptions;
   durationS: number;
-  everyS: number;
+  spacing: StartSpacing;
 }
 
 /** One pass of the trace in seconds: a periodic trace's period, else where its last step (held forever) begins. */
@@ -73,14 +76,24 @@ export function tracePassS(trace: Trace): number {
   return trace.periodS ?? trace.stepStartS[trace.stepStartS.length - 1]!;
 }
 
-/** 0, every, 2 x every, ... below one pass of the trace. */
-export function startPointsS(trace: Trace, everyS: number): number[] {
-  if (!(everyS > 0) || !Number.isFinite(everyS)) throw new SimError('SIM_BAD_ARGS', `--every-s must be a positive number of seconds, got ${everyS}`);
+/**
+ * Where the sessions start: 0, every, 2 x every, ... below one pass of the trace; or
+ * `count` starts spread evenly over it (start k at k / count of the pass, as the lab's
+ * `"traceStart": "spread"` places its trials). Rounded to the microsecond.
+ */
+export function startPointsS(trace: Trace, spacing: StartSpacing): number[] {
   const passS = tracePassS(trace);
   if (!(passS > 0)) throw new SimError('SIM_BAD_ARGS', `${trace.name} is one rate from its start: every start meets the same link`);
+  const atUs = (s: number): number => Math.round(s * 1e6) / 1e6;
+  if ('count' in spacing) {
+    if (!Number.isInteger(spacing.count) || spacing.count < 1) throw new SimError('SIM_BAD_ARGS', `--starts must be a positive whole number, got ${spacing.count}`);
+    return Array.from({ length: spacing.count }, (_, k) => atUs((k * passS) / spacing.count));
+  }
+  const { everyS } = spacing;
+  if (!(everyS > 0) || !Number.isFinite(everyS)) throw new SimError('SIM_BAD_ARGS', `--every-s must be a positive number of seconds, got ${everyS}`);
   const starts: number[] = [];
   // Integer steps, so 0.1 x 3 does not drift.
-  for (let k = 0; k * everyS < passS - 1e-9; k++) starts.push(k * everyS);
+  for (let k = 0; k * everyS < passS - 1e-9; k++) starts.push(atUs(k * everyS));
   return starts;
 }
 
@@ -90,7 +103,7 @@ function mean(values: readonly number[]): number {
 
 export function runStarts(o: StartsOptions): StartsResult {
   if (o.arms.length === 0) throw new SimError('SIM_BAD_ARGS', '--arms must name at least one arm');
-  const rows: StartRow[] = startPointsS(o.trace, o.everyS).map((startS) => {
+  const rows: StartRow[] = startPointsS(o.trace, o.spacing).map((startS) => {
     const trace = startTraceAt(o.trace, startS);
     const sessions: StartRow['sessions'] = {};
     for (const arm of o.arms) {
@@ -122,7 +135,7 @@ export function runStarts(o: StartsOptions): StartsResult {
       againstControl: against(),
     };
   });
-  return { passS: tracePassS(o.trace), everyS: o.everyS, rows, summary };
+  return { passS: tracePassS(o.trace), spacing: o.spacing, rows, summary };
 }
 
 const fixed = (v: number | null, digits: number): string => (v === null ? '–' : v.toFixed(digits));
@@ -135,7 +148,7 @@ export function startsMarkdown(result: StartsResult, title: string): string {
   const lines = [
     `# ${title}`,
     '',
-    `${result.rows.length} sessions per arm, one from every ${result.everyS} s of the trace's ${result.passS.toFixed(1)} s pass. Means over the starts; against control: in how many starts the arm's session did worse or better than control's from the same start (rebuffering by more than ${STALL_TOLERANCE_S} s).`,
+    `${result.rows.length} sessions per arm, ${'count' in result.spacing ? 'spread evenly over' : `one from every ${result.spacing.everyS} s of`} the trace's ${result.passS.toFixed(1)} s pass. Means over the starts; against control: in how many starts the arm's session did worse or better than control's from the same start (rebuffering by more than ${STALL_TOLERANCE_S} s).`,
     '',
     '| arm | rebuffer time (s) | starts with a stall | time-average bitrate (kbps) | playing-phase chunk throughput (kbps) | switches | rebuffered more / less than control | bitrate lower / higher than control |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',

@@ -10,23 +10,39 @@ describe('start points along one pass of a trace', () => {
   test('a periodic trace: every S seconds below its period', () => {
     const umts = loadTrace(join(TRACES_DIR, 'TMobile-UMTS-driving.down'), { defaultLatencyMs: 40 });
     expect(tracePassS(umts)).toBeCloseTo(928.4, 1);
-    const starts = startPointsS(umts, 100);
+    const starts = startPointsS(umts, { everyS: 100 });
     expect(starts).toEqual([0, 100, 200, 300, 400, 500, 600, 700, 800, 900]);
     // Integer steps: 0.3 x 10 lands on 3, not 2.9999999999999996 with another start after it.
-    expect(startPointsS(parseStepsTrace(JSON.parse('[{"durationS": 3, "bandwidthKbps": 1000}, {"durationS": 1, "bandwidthKbps": 2000}]'), 't'), 0.3)).toHaveLength(10);
+    expect(startPointsS(parseStepsTrace(JSON.parse('[{"durationS": 3, "bandwidthKbps": 1000}, {"durationS": 1, "bandwidthKbps": 2000}]'), 't'), { everyS: 0.3 })).toHaveLength(10);
+  });
+
+  test('N starts spread over the pass, where the lab puts trial k + 1 of N', () => {
+    const umts = loadTrace(join(TRACES_DIR, 'TMobile-UMTS-driving.down'), { defaultLatencyMs: 40 });
+    const passS = tracePassS(umts);
+    const starts = startPointsS(umts, { count: 10 });
+    expect(starts).toHaveLength(10);
+    expect(starts[0]).toBe(0);
+    starts.forEach((s, k) => expect(s).toBeCloseTo((k * passS) / 10, 6));
+    // Rounded to the microsecond, so no start prints as 464.20000000000005.
+    expect(starts.every((s) => Math.abs(s * 1e6 - Math.round(s * 1e6)) < 1e-6)).toBe(true);
+    expect(startPointsS(umts, { count: 1 })).toEqual([0]);
   });
 
   test('a steps trace: up to where its last, held step begins', () => {
     const down = loadTrace(join(TRACES_DIR, 'step-down.json'));
     expect(tracePassS(down)).toBe(240);
-    expect(startPointsS(down, 60)).toEqual([0, 60, 120, 180]);
+    expect(startPointsS(down, { everyS: 60 })).toEqual([0, 60, 120, 180]);
   });
 
   test('refuses a constant link and a bad spacing', () => {
-    expect(() => startPointsS(constantTrace(4000), 10)).toThrow(/one rate from its start/);
+    expect(() => startPointsS(constantTrace(4000), { everyS: 10 })).toThrow(/one rate from its start/);
     const down = loadTrace(join(TRACES_DIR, 'step-down.json'));
     for (const bad of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => startPointsS(down, bad)).toThrow(SimError);
+      expect(() => startPointsS(down, { everyS: bad })).toThrow(SimError);
+      expect(() => startPointsS(down, { count: bad })).toThrow(SimError);
+    }
+    for (const bad of [0.5, 1.5]) {
+      expect(() => startPointsS(down, { count: bad })).toThrow(/--starts must be a positive whole number/);
     }
   });
 });
@@ -34,7 +50,7 @@ describe('start points along one pass of a trace', () => {
 describe('runStarts', () => {
   const trace = loadTrace(join(TRACES_DIR, 'dip-and-recover.json'));
   const options = { maxBufferS: 30 };
-  const result: StartsResult = runStarts({ trace, sidecar: labSidecar, arms: ['sammy', 'control'], armOptions: options, durationS: 60, everyS: 20 });
+  const result: StartsResult = runStarts({ trace, sidecar: labSidecar, arms: ['sammy', 'control'], armOptions: options, durationS: 60, spacing: { everyS: 20 } });
 
   test('each start is the session the simulator plays from that offset', () => {
     expect(result.rows.map((r) => r.startS)).toEqual([0, 20, 40, 60, 80, 100, 120, 140, 160, 180, 200, 220, 240]);
@@ -68,9 +84,9 @@ describe('runStarts', () => {
   });
 
   test('no control arm, no pairing', () => {
-    const alone = runStarts({ trace, sidecar: labSidecar, arms: ['sammy'], armOptions: options, durationS: 20, everyS: 120 });
+    const alone = runStarts({ trace, sidecar: labSidecar, arms: ['sammy'], armOptions: options, durationS: 20, spacing: { everyS: 120 } });
     expect(alone.summary.map((s) => s.againstControl)).toEqual([null]);
-    expect(() => runStarts({ trace, sidecar: labSidecar, arms: [], armOptions: options, durationS: 20, everyS: 120 })).toThrow(/at least one arm/);
+    expect(() => runStarts({ trace, sidecar: labSidecar, arms: [], armOptions: options, durationS: 20, spacing: { everyS: 120 } })).toThrow(/at least one arm/);
   });
 });
 
@@ -88,6 +104,11 @@ describe('npm run sim:starts', () => {
     expect(parsed.config).toMatchObject({ trace: 'step-down.json@0.85', durationS: 30, everyS: 60, maxBufferS: 60, linkEfficiency: 0.85 });
     expect(parsed.summary.map((s) => s.arm)).toEqual(['sammy', 'control', 'fixed4x']);
     expect(parsed.rows).toHaveLength(4);
+    const spread = run(['--trace', 'traces/step-down.json', '--starts', '3', '--duration', '30', '--arms', 'control', '--json']);
+    expect(spread.status).toBe(0);
+    const three = JSON.parse(spread.stdout) as StartsResult & { config: Record<string, unknown> };
+    expect(three.config).toMatchObject({ count: 3 });
+    expect(three.rows.map((r) => r.startS)).toEqual([0, 80, 160]);
   }, 60_000);
 
   test('bad input is one line and exit 2', () => {
@@ -97,6 +118,8 @@ describe('npm run sim:starts', () => {
       [['--trace', 'traces/step-down.json', '--arms', 'sammy,bola'], /--arms: unknown arm "bola"/],
       [['--trace', 'traces/step-down.json', '--arms', 'sammy,sammy'], /lists an arm twice/],
       [['--trace', 'traces/step-down.json', '--every-s', '0'], /--every-s must be a positive number of seconds/],
+      [['--trace', 'traces/step-down.json', '--starts', '2.5'], /--starts must be a positive whole number/],
+      [['--trace', 'traces/step-down.json', '--starts', '4', '--every-s', '60'], /--every-s and --starts both place the starts/],
     ];
     for (const [args, message] of cases) {
       const r = run(args);
