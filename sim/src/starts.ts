@@ -15,6 +15,9 @@ import { startTraceAt, type Trace } from './trace.js';
 /** A session rebuffered more (or less) than control's from the same start when the two differ by more than this. */
 export const STALL_TOLERANCE_S = 0.1;
 
+/** The most starts one run takes (a session takes about a millisecond per arm; this is minutes). */
+export const MAX_STARTS = 100_000;
+
 /** What one session from one start measured. */
 export interface StartSession {
   rebufferS: number;
@@ -85,12 +88,16 @@ export function startPointsS(trace: Trace, spacing: StartSpacing): number[] {
   const passS = tracePassS(trace);
   if (!(passS > 0)) throw new SimError('SIM_BAD_ARGS', `${trace.name} is one rate from its start: every start meets the same link`);
   const atUs = (s: number): number => Math.round(s * 1e6) / 1e6;
+  const tooMany = (n: number): SimError => new SimError('SIM_BAD_ARGS', `that is ${n} starts over the trace's ${passS} s; at most ${MAX_STARTS}`);
   if ('count' in spacing) {
     if (!Number.isInteger(spacing.count) || spacing.count < 1) throw new SimError('SIM_BAD_ARGS', `--starts must be a positive whole number, got ${spacing.count}`);
+    if (spacing.count > MAX_STARTS) throw tooMany(spacing.count);
     return Array.from({ length: spacing.count }, (_, k) => atUs((k * passS) / spacing.count));
   }
   const { everyS } = spacing;
   if (!(everyS > 0) || !Number.isFinite(everyS)) throw new SimError('SIM_BAD_ARGS', `--every-s must be a positive number of seconds, got ${everyS}`);
+  const count = Math.ceil((passS - 1e-9) / everyS);
+  if (count > MAX_STARTS) throw tooMany(count);
   const starts: number[] = [];
   // Integer steps, so 0.1 x 3 does not drift.
   for (let k = 0; k * everyS < passS - 1e-9; k++) starts.push(atUs(k * everyS));

@@ -41,6 +41,9 @@ describe('start points along one pass of a trace', () => {
       expect(() => startPointsS(down, { everyS: bad })).toThrow(SimError);
       expect(() => startPointsS(down, { count: bad })).toThrow(SimError);
     }
+    expect(() => startPointsS(down, { everyS: 0.001 })).toThrow('that is 240000 starts over the trace\'s 240 s; at most 100000');
+    expect(() => startPointsS(down, { count: 100_001 })).toThrow(/at most 100000/);
+    expect(startPointsS(down, { everyS: 0.0024 })).toHaveLength(100_000);
     for (const bad of [0.5, 1.5]) {
       expect(() => startPointsS(down, { count: bad })).toThrow(/--starts must be a positive whole number/);
     }
