@@ -4,6 +4,7 @@ import { SimError } from '../src/errors.js';
 import { simulateSession } from '../src/session.js';
 import { runStarts, STALL_TOLERANCE_S, startPointsS, tracePassS, type StartsResult } from '../src/starts.js';
 import { constantTrace, loadTrace, parseStepsTrace, startTraceAt } from '../src/trace.js';
+import { resolveSammyConfig } from '../src/core.js';
 import { labSidecar, runCli, TRACES_DIR } from './helpers.js';
 
 describe('start points along one pass of a trace', () => {
@@ -105,6 +106,8 @@ describe('npm run sim:starts', () => {
     expect(json.status).toBe(0);
     const parsed = JSON.parse(json.stdout) as StartsResult & { config: Record<string, unknown> };
     expect(parsed.config).toMatchObject({ trace: 'step-down.json@0.85', durationS: 30, everyS: 60, maxBufferS: 60, linkEfficiency: 0.85 });
+    // Sammy's whole config as it ran, the buffer target included.
+    expect(parsed.config.sammyConfig).toEqual(resolveSammyConfig({ maxBufferS: 60 }));
     expect(parsed.summary.map((s) => s.arm)).toEqual(['sammy', 'control', 'fixed4x']);
     expect(parsed.rows).toHaveLength(4);
     const spread = run(['--trace', 'traces/step-down.json', '--starts', '3', '--duration', '30', '--arms', 'control', '--json']);
@@ -112,6 +115,10 @@ describe('npm run sim:starts', () => {
     const three = JSON.parse(spread.stdout) as StartsResult & { config: Record<string, unknown> };
     expect(three.config).toMatchObject({ count: 3 });
     expect(three.rows.map((r) => r.startS)).toEqual([0, 80, 160]);
+    // A buffer target given in --config is every arm's, and recorded as such.
+    const viaConfig = run(['--trace', 'traces/step-down.json', '--starts', '2', '--duration', '30', '--config', '{"maxBufferS": 45}', '--json']);
+    const c = (JSON.parse(viaConfig.stdout) as { config: { maxBufferS: number; sammyConfig: { maxBufferS: number } } }).config;
+    expect([c.maxBufferS, c.sammyConfig.maxBufferS]).toEqual([45, 45]);
   }, 60_000);
 
   test('bad input is one line and exit 2', () => {
@@ -121,6 +128,7 @@ describe('npm run sim:starts', () => {
       [['--trace', 'traces/step-down.json', '--arms', 'sammy,bola'], /--arms: unknown arm "bola"/],
       [['--trace', 'traces/step-down.json', '--arms', 'sammy,sammy'], /lists an arm twice/],
       [['--trace', 'traces/step-down.json', '--every-s', '0'], /--every-s must be a positive number of seconds/],
+      [['--trace', 'traces/step-down.json', '--config', '{"beta": 7}'], /beta/],
       [['--trace', 'traces/step-down.json', '--starts', '2.5'], /--starts must be a positive whole number/],
       [['--trace', 'traces/step-down.json', '--starts', '4', '--every-s', '60'], /--every-s and --starts both place the starts/],
     ];

@@ -6,6 +6,7 @@
  */
 import { basename } from 'node:path';
 import { SIM_ARMS, type SimArm } from '../arms/types.js';
+import { resolveSammyConfig } from '../core.js';
 import { CORPUS_LATENCY_MS } from '../corpus/traces.js';
 import { SimError } from '../errors.js';
 import { loadSidecar } from '../ladder.js';
@@ -74,6 +75,10 @@ function main(): number {
     loadTrace(traceSpec(values.trace), { defaultLatencyMs: latencyMs, ...(binMs === undefined ? {} : { mahimahiBinMs: binMs }) }),
     linkEfficiency,
   );
+  // Sammy's whole config as the sessions run it (validated here, before any session), and
+  // the buffer target every arm gets: --max-buffer, else a maxBufferS in --config, else the core's.
+  const sammyConfig = resolveSammyConfig({ ...sammy, ...(maxBufferS === undefined ? {} : { maxBufferS }) });
+  const bufferS = sammyConfig.maxBufferS;
   const ladderPath = values.ladder === undefined ? BUNDLED_LADDER : userPath(values.ladder);
   const result = runStarts({
     trace,
@@ -82,17 +87,19 @@ function main(): number {
     durationS,
     spacing,
     armOptions: {
-      ...(maxBufferS === undefined ? {} : { maxBufferS }),
+      maxBufferS: bufferS,
       ...(sammy === undefined ? {} : { sammy }),
       ...(historyKbps === undefined ? {} : { historyKbps }),
     },
   });
-  const config = { trace: trace.name, ladder: basename(ladderPath), durationS, ...spacing, maxBufferS: maxBufferS ?? null, latencyMs, linkEfficiency, historyKbps: historyKbps ?? [], sammy: sammy ?? {} };
+  const config = {
+    trace: trace.name, ladder: basename(ladderPath), durationS, ...spacing, maxBufferS: bufferS, latencyMs, linkEfficiency,
+    historyKbps: historyKbps ?? [], sammyConfig,
+  };
   if (values.json) console.log(JSON.stringify({ config, ...result }));
   else {
-    const buffer = maxBufferS === undefined ? "the core's default buffer target" : `a ${maxBufferS} s buffer target`;
     const where = 'count' in spacing ? `${spacing.count} points of` : `every ${spacing.everyS} s of`;
-    console.log(startsMarkdown(result, `Sessions from ${where} ${trace.name}: ${durationS} s of media, ${buffer}, ${latencyMs} ms latency`));
+    console.log(startsMarkdown(result, `Sessions from ${where} ${trace.name}: ${durationS} s of media, a ${bufferS} s buffer target, ${latencyMs} ms latency`));
   }
   return 0;
 }
