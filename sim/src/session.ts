@@ -14,6 +14,7 @@ import { summarizeSession, type ChunkRecord, type Phase, type SessionQoE } from 
 import { SimError } from './errors.js';
 import { tileSidecar } from './ladder.js';
 import { capacityKbits, latencyAtS, linkFilledS, transferEndS, type Trace } from './trace.js';
+import { mean } from './stats.js';
 
 /** A ChunkRecord with what the simulator also knows. */
 export interface SimChunkRecord extends ChunkRecord {
@@ -85,10 +86,6 @@ interface Download {
   firstByteS: number;
   endS: number;
   sizeBytes: number;
-}
-
-function mean(values: readonly number[]): number | null {
-  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 }
 
 export function simulateSession(options: SessionOptions): SimSessionQoE {

@@ -10,6 +10,7 @@ import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { armFactory, type ArmOptions, type SimArm } from './arms/index.js';
 import { SimError } from './errors.js';
 import { simulateSession } from './session.js';
+import { mean } from './stats.js';
 import { startTraceAt, type Trace } from './trace.js';
 
 /** A session rebuffered more (or less) than control's from the same start when the two differ by more than this. */
@@ -104,10 +105,6 @@ export function startPointsS(trace: Trace, spacing: StartSpacing): number[] {
   return starts;
 }
 
-function mean(values: readonly number[]): number {
-  return values.reduce((a, b) => a + b, 0) / values.length;
-}
-
 export function runStarts(o: StartsOptions): StartsResult {
   if (o.arms.length === 0) throw new SimError('SIM_BAD_ARGS', '--arms must name at least one arm');
   const rows: StartRow[] = startPointsS(o.trace, o.spacing).map((startS) => {
@@ -134,10 +131,10 @@ export function runStarts(o: StartsOptions): StartsResult {
     };
     return {
       arm,
-      rebufferS: mean(own.map((s) => s.rebufferS)),
-      avgBitrateKbps: mean(own.map((s) => s.avgBitrateKbps)),
-      chunkThroughputKbps: throughputs.length === 0 ? null : mean(throughputs),
-      switchCount: mean(own.map((s) => s.switchCount)),
+      rebufferS: mean(own.map((s) => s.rebufferS))!,
+      avgBitrateKbps: mean(own.map((s) => s.avgBitrateKbps))!,
+      chunkThroughputKbps: mean(throughputs),
+      switchCount: mean(own.map((s) => s.switchCount))!,
       stalledStarts: own.filter((s) => s.rebufferS > 0).length,
       againstControl: against(),
     };

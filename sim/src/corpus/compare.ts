@@ -8,6 +8,7 @@ import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { armFactory, type ArmOptions } from '../arms/index.js';
 import { simulateSession, type SimSessionQoE } from '../session.js';
 import type { Trace } from '../trace.js';
+import { mean } from '../stats.js';
 
 export const CORPUS_ARMS = ['sammy', 'control', 'fixed4x'] as const;
 export type CorpusArm = (typeof CORPUS_ARMS)[number];
@@ -71,8 +72,7 @@ export function barMisses(sammy: BarFigures, control: BarFigures): string[] {
 }
 
 function meanOf(values: (number | null)[]): number | null {
-  const v = values.filter((x): x is number => x !== null);
-  return v.length === 0 ? null : v.reduce((a, b) => a + b, 0) / v.length;
+  return mean(values.filter((x): x is number => x !== null));
 }
 
 function meanFigures(list: ArmFigures[]): ArmFigures {
