@@ -62,7 +62,7 @@ async function main(): Promise<number> {
   }
   if (values.report !== undefined) {
     const dir = resolve(cwd, values.report);
-    const written = writeReportFromDir(dir);
+    const written = await writeReportFromDir(dir);
     log(`wrote ${written.length} file(s) in ${dir}: ${written.join(', ')}`);
     return 0;
   }

@@ -118,16 +118,18 @@ export function udpDelayByTime(trials: TrialRecord[], untilS: number, binS = TIM
   return udpDelayByClass(trials, labels, (sinceS) => (sinceS >= 0 && sinceS < untilS ? Math.floor(sinceS / binS) : null));
 }
 
+/** The trace file a result ran on, if it is still there unchanged (its path as the scenario wrote it, else as the run resolved it); null on a constant link. */
+export function traceFileOf(result: LabResult): string | null {
+  const trace = result.config.scenario.link.trace as LinkTrace | null | undefined;
+  if (!trace) return null;
+  return [resolve(SCENARIO_DIR, trace.file), trace.path].find((path) => existsSync(path) && sha256Of(path) === trace.sha256) ?? null;
+}
+
 /** The capacity series of a result written before results carried one: from the trace file it names, if it is still there unchanged. */
 export function traceCapacityOf(result: LabResult): TraceCapacity | null {
   if (result.traceCapacity) return result.traceCapacity;
-  const trace = result.config.scenario.link.trace as LinkTrace | null | undefined;
-  if (!trace) return null;
-  for (const path of [resolve(SCENARIO_DIR, trace.file), trace.path]) {
-    if (!existsSync(path) || sha256Of(path) !== trace.sha256) continue;
-    return traceCapacity(opportunitySchedule(readTrace(path)), traceSpanS(result.config.scenario));
-  }
-  return null;
+  const path = traceFileOf(result);
+  return path === null ? null : traceCapacity(opportunitySchedule(readTrace(path)), traceSpanS(result.config.scenario));
 }
 
 /**

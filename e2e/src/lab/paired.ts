@@ -22,9 +22,14 @@ export interface PairedDifference {
 
 /** `metric` of `arm` minus control's, per trial of experiment `experiment`, over the sessions without an error. */
 export function pairedDifference(trials: TrialRecord[], experiment: string, arm: string, metric: string, controlArm = 'control'): PairedDifference {
+  return pairedDifferenceOf(trials, experiment, arm, (t) => (t.metrics as unknown as Record<string, number | null | undefined>)[metric], controlArm);
+}
+
+/** The same for any value of a session (`value`; null or not finite: the session has none). */
+export function pairedDifferenceOf(trials: TrialRecord[], experiment: string, arm: string, value: (t: TrialRecord) => number | null | undefined, controlArm = 'control'): PairedDifference {
   const valueOf = (a: string, trial: number): number | null => {
     const t = trials.find((r) => r.trial === trial && r.arm === a && experimentName(r) === experiment && r.error === null);
-    const v = (t?.metrics as unknown as Record<string, number | null | undefined> | undefined)?.[metric];
+    const v = t ? value(t) : null;
     return typeof v === 'number' && Number.isFinite(v) ? v : null;
   };
   const differences: number[] = [];

@@ -11,12 +11,13 @@ import { LabError } from './processes.js';
 import { experimentName, type LabResult, type TrialRecord } from './result.js';
 import { queueDelayMsOf } from './queue-monitor.js';
 import { linkRateMbps, queueBytes, trialTraceStartsS, type Scenario } from './scenario.js';
-import { mean, type MetricSummary } from './stats.js';
+import { mean, summarize, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
 import { CAPACITY_LOOKBACK_S, TIME_BIN_S, traceCapacityOf, udpDelayByCapacity, udpDelayByTime, type DelayByClass } from './delay-by-capacity.js';
 import { barChart, lineChart, type Series } from './svg.js';
-import { pairedDifference } from './paired.js';
+import { pairedDifference, pairedDifferenceOf, type PairedDifference } from './paired.js';
+import { neighbourAloneDelays, type AloneDelays } from './neighbour-alone.js';
 import { designReport } from './designs/report.js';
 import { linkThroughputSeries, throughputSeries } from './video-metrics.js';
 
@@ -307,7 +308,7 @@ function delayClassRows(d: DelayByClass, firstColumn: string, arms: string[]): s
 }
 
 /** Trace links with a UDP neighbour: its delay by the capacity the trace offered, and by the time in the session (delay-by-capacity.ts). */
-function delayByCapacityLines(result: LabResult, arms: string[]): string[] {
+function delayByCapacityLines(result: LabResult, arms: string[], alone: ReportExtras['neighbourAlone']): string[] {
   const s = result.config.scenario;
   if (!s.link.trace || !result.trials.some((t) => t.neighbourRaw?.kind === 'udp')) return [];
   const lines: string[] = [];
@@ -323,6 +324,7 @@ function delayByCapacityLines(result: LabResult, arms: string[]): string[] {
       ...delayClassRows(byCapacity, 'capacity in the second before', arms),
     );
   }
+  lines.push(...aloneLines(result, arms, alone));
   const byTime = udpDelayByTime(result.trials, s.session.playS);
   if (byTime) {
     lines.push(
@@ -336,8 +338,61 @@ function delayByCapacityLines(result: LabResult, arms: string[]): string[] {
   return lines;
 }
 
+/** The neighbour's measured delay against the same packets replayed through the queue without the video (neighbour-alone.ts). */
+function aloneLines(result: LabResult, arms: string[], alone: ReportExtras['neighbourAlone']): string[] {
+  if (!alone) return [];
+  const head = ["### What the video added to the neighbour's delay", ''];
+  if ('unavailable' in alone) return [...head, `Not available: ${alone.unavailable}.`, ''];
+  const aloneOf = (t: TrialRecord) => alone.delays[result.trials.indexOf(t)] ?? null;
+  const addedOf = (t: TrialRecord) => {
+    const a = aloneOf(t);
+    return a ? a.measuredOwdMs - a.owdMs : null;
+  };
+  const udp = result.trials.filter((t) => t.error === null && aloneOf(t) !== null);
+  if (udp.length === 0) return [];
+  const values: Record<string, Record<string, number[]>> = {};
+  for (const t of udp) {
+    const v = (values[t.arm] ??= { measured: [], alone: [], added: [], aloneLoss: [] });
+    v.measured!.push(aloneOf(t)!.measuredOwdMs);
+    v.alone!.push(aloneOf(t)!.owdMs);
+    v.added!.push(addedOf(t)!);
+    v.aloneLoss!.push(aloneOf(t)!.lossPct);
+  }
+  const sums = summarize(values);
+  const row = (label: string, key: string) => `| ${label} | ${arms.map((a) => cell(sums[a]?.[key])).join(' | ')} |`;
+  const lines = [
+    ...head,
+    `The neighbour's own datagrams, sent when they were (every one from the first received to the last, lost ones included), replayed through the downlink's queue with no video: \`labtools trace-sim\`, the delay line's own queue and delivery-opportunity code on a simulated clock, from the session's point of the trace, plus the line's ${result.delayLine?.down.delayMs ?? result.config.scenario.link.rttMs / 2} ms one-way delay. That much of the neighbour's delay the trace causes by itself; what the session measured above it, the video added, and only that part can an arm change. Both are means over the datagrams that crossed in the session and in the replay. Mean [95% CI] (n) over sessions.`,
+    '',
+    `| ms | ${arms.join(' | ')} |`,
+    `| --- | ${arms.map(() => '---').join(' | ')} |`,
+    row('measured one-way delay (ms)', 'measured'),
+    row('the neighbour alone, replayed (ms)', 'alone'),
+    row('added by the video (ms)', 'added'),
+    row('datagrams the queue refused with no video (%)', 'aloneLoss'),
+    '',
+  ];
+  const others = arms.filter((a) => a !== 'control');
+  if (result.config.scenario.link.traceStart === 'spread' && arms.includes('control') && others.length > 0) {
+    const experiments = [...new Set(udp.map((t) => experimentName(t)))];
+    lines.push(
+      'Added by the video, paired by trial: the mean over trials of (arm - control) [95% CI] (n trials), and in how many the arm added less and more than control.',
+      '',
+      `| experiment | ${others.map((a) => `${a} - control`).join(' | ')} |`,
+      `| --- | ${others.map(() => '---').join(' | ')} |`,
+      ...experiments.map((name) => `| ${experimentTitle(result.config.scenario, name)} | ${others.map((a) => pairedCell(pairedDifferenceOf(result.trials, name, a, addedOf))).join(' | ')} |`),
+      '',
+    );
+  }
+  return lines;
+}
+
 /** The video metrics a paired comparison shows; each experiment adds its neighbour's. */
 const PAIRED_VIDEO_METRICS = ['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs'];
+
+function pairedCell(c: PairedDifference): string {
+  return c.n === 0 ? '–' : `${num(c.mean)}${c.ci95 && c.n > 1 ? ` [${num(c.ci95[0])}, ${num(c.ci95[1])}]` : ''} (n=${c.n}); lower ${c.lower}, higher ${c.higher}`;
+}
 
 /** Trace links whose trials start at different points of the trace: every arm against control within each trial (paired.ts). */
 function pairedLines(result: LabResult, arms: string[]): string[] {
@@ -356,7 +411,7 @@ function pairedLines(result: LabResult, arms: string[]): string[] {
     const rows = metrics.flatMap((metric) => {
       const cells = others.map((arm) => pairedDifference(result.trials, name, arm, metric));
       if (cells.every((c) => c.n === 0)) return [];
-      return [`| ${METRIC_LABELS[metric]} | ${cells.map((c) => (c.n === 0 ? '–' : `${num(c.mean)}${c.ci95 && c.n > 1 ? ` [${num(c.ci95[0])}, ${num(c.ci95[1])}]` : ''} (n=${c.n}); lower ${c.lower}, higher ${c.higher}`)).join(' | ')} |`];
+      return [`| ${METRIC_LABELS[metric]} | ${cells.map(pairedCell).join(' | ')} |`];
     });
     if (rows.length === 0) continue;
     lines.push('', `### ${experimentTitle(s, name)}`, '', `| metric | ${others.map((a) => `${a} - control`).join(' | ')} |`, `| --- | ${others.map(() => '---').join(' | ')} |`, ...rows);
@@ -382,7 +437,18 @@ function fidelityLines(f: TraceFidelity): string[] {
   ];
 }
 
-export function renderReport(result: LabResult): { markdown: string; files: Record<string, string> } {
+/** What a report needs beyond the result file, computed from it and the files it names (`reportExtras`). */
+export interface ReportExtras {
+  /** Trace links with a UDP neighbour: each session's neighbour replayed alone; null: not a trace link with one (neighbour-alone.ts). */
+  neighbourAlone?: { delays: AloneDelays } | { unavailable: string } | null;
+}
+
+/** Everything `renderReport` takes beside the result, computed from it (a replay through labtools on trace links). */
+export async function reportExtras(result: LabResult): Promise<ReportExtras> {
+  return { neighbourAlone: await neighbourAloneDelays(result) };
+}
+
+export function renderReport(result: LabResult, extras: ReportExtras = {}): { markdown: string; files: Record<string, string> } {
   const s = result.config.scenario;
   const arms = s.arms;
   const link = result.config.link as { queueBytes: number; bdpBytes: number; measuredIdleRtt: { avgMs: number; minMs: number; maxMs: number } | null };
@@ -451,7 +517,7 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
     }
     lines.push('');
   }
-  lines.push(...delayByCapacityLines(result, arms));
+  lines.push(...delayByCapacityLines(result, arms, extras.neighbourAlone));
   if (result.traceFidelity) lines.push(...fidelityLines(result.traceFidelity));
   lines.push(...cpuLines(result));
   if (result.delayLine) {
@@ -479,8 +545,8 @@ export function renderReport(result: LabResult): { markdown: string; files: Reco
 }
 
 /** Writes DIR/report.md and its figures; returns the names written. */
-export function writeReport(result: LabResult, outDir: string): string[] {
-  const { markdown, files } = renderReport(result);
+export function writeReport(result: LabResult, outDir: string, extras: ReportExtras = {}): string[] {
+  const { markdown, files } = renderReport(result, extras);
   for (const [name, svg] of Object.entries(files)) writeFileSync(join(outDir, name), svg);
   writeFileSync(join(outDir, 'report.md'), markdown);
   return ['report.md', ...Object.keys(files)];
@@ -509,10 +575,11 @@ export function readResult(dir: string): LabResult {
 }
 
 /**
- * Re-renders DIR/report.md and its figures from DIR's result file and nothing else
- * (`npm run lab -- --report DIR`; the runner calls it too). The report depends only on
- * the result, so rendering it again writes the same bytes.
+ * Re-renders DIR/report.md and its figures from DIR's result file and what it names
+ * (its trace file, for `reportExtras`) (`npm run lab -- --report DIR`; the runner calls
+ * it too). The report depends only on those, so rendering it again writes the same bytes.
  */
-export function writeReportFromDir(dir: string): string[] {
-  return writeReport(readResult(dir), dir);
+export async function writeReportFromDir(dir: string): Promise<string[]> {
+  const result = readResult(dir);
+  return writeReport(result, dir, await reportExtras(result));
 }

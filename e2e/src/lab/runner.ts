@@ -401,7 +401,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
     result.finishedAt = new Date().toISOString();
     save();
     // From the file just written, as `npm run lab -- --report DIR` would: the two agree byte for byte.
-    writeReportFromDir(outDir);
+    await writeReportFromDir(outDir);
   }
   return result;
 }

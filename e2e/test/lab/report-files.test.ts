@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { readResult, renderReport, RESULT_FILES, writeReportFromDir } from '../../src/lab/report.js';
+import { gccUnavailableReason } from '../../src/lab/native.js';
+import { readResult, renderReport, reportExtras, RESULT_FILES, writeReportFromDir } from '../../src/lab/report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(here, 'fixtures', 'result-small.json');
@@ -46,7 +47,7 @@ describe('re-rendering a report from its result file', () => {
     expect(once.markdown).toContain('# Lab report: thesis-2.6');
   });
 
-  test('through the CLI, result.json and result.json.gz give byte-identical reports, again on a second run', () => {
+  test('through the CLI, result.json and result.json.gz give byte-identical reports, again on a second run', async () => {
     const plain = tempDir();
     copyFileSync(FIXTURE, join(plain, 'result.json'));
     const gz = tempDir();
@@ -65,7 +66,7 @@ describe('re-rendering a report from its result file', () => {
     expect(labCli(['--report', plain]).status).toBe(0);
     expect(outputs(plain)).toEqual(written);
     // What the runner writes at the end of a run goes through the same function.
-    writeReportFromDir(gz);
+    await writeReportFromDir(gz);
     expect(outputs(gz)).toEqual(written);
   });
 
@@ -93,11 +94,17 @@ const committed = existsSync(RESULTS_DIR)
   : [];
 
 (committed.length > 0 ? describe : describe.skip)(committed.length > 0 ? 'committed results' : 'committed results (skipped: no e2e/results/*/result.json[.gz] yet)', () => {
-  test.each(committed.length > 0 ? committed : ['none'])('%s: report.md and its figures are exactly what --report renders', (dir) => {
-    const { markdown, files } = renderReport(readResult(dir));
+  test.each(committed.length > 0 ? committed : ['none'])('%s: report.md and its figures are exactly what --report renders', async (dir) => {
+    const result = readResult(dir);
+    const extras = await reportExtras(result);
+    if (extras.neighbourAlone && 'unavailable' in extras.neighbourAlone && gccUnavailableReason()) {
+      console.log(`${dir}: not compared (its neighbour-alone replay needs labtools: ${extras.neighbourAlone.unavailable})`);
+      return;
+    }
+    const { markdown, files } = renderReport(result, extras);
     expect(readFileSync(join(dir, 'report.md'), 'utf8')).toBe(markdown);
     for (const [name, svg] of Object.entries(files)) expect(readFileSync(join(dir, name), 'utf8')).toBe(svg);
     // No figure is left over from an earlier rendering.
     expect(readdirSync(dir).filter((n) => n.startsWith('fig-')).sort()).toEqual(Object.keys(files).sort());
-  });
+  }, 120_000);
 });
