@@ -46,8 +46,13 @@ export type AloneDelays = Array<AloneDelay | null>;
 export function udpSendGrid(raw: UdpRaw): { firstMs: number; stepMs: number; count: number } | null {
   if (raw.packets.length === 0) return null;
   const stepMs = (raw.packetBytes * 8) / raw.rateKbps;
-  const firstMs = Math.min(...raw.packets.map(([t]) => t));
-  const lastMs = Math.max(...raw.packets.map(([t]) => t));
+  // A loop, not Math.min(...): a fast neighbour's long window holds more datagrams than a call takes arguments.
+  let firstMs = Infinity;
+  let lastMs = -Infinity;
+  for (const [t] of raw.packets) {
+    firstMs = Math.min(firstMs, t);
+    lastMs = Math.max(lastMs, t);
+  }
   return { firstMs, stepMs, count: Math.round((lastMs - firstMs) / stepMs) + 1 };
 }
 

@@ -54,6 +54,9 @@ function result(trials: TrialRecord[], queueLimitBytes = 100_000, trace: object 
 test("the send grid: every 20 ms from the first received datagram to the last, the lost ones between included", () => {
   expect(udpSendGrid(udp(50, [0, 500, 1000]))).toEqual({ firstMs: 20, stepMs: 20, count: 49 });
   expect(udpSendGrid({ ...udp(50), packets: [] })).toBeNull();
+  // 5 Mbit/s for 300 s: 156,250 datagrams, more than a spread call takes.
+  const many: Array<[number, number]> = Array.from({ length: 156_250 }, (_, k) => [k * 1.92, 30]);
+  expect(udpSendGrid({ kind: 'udp', rateKbps: 5000, packetBytes: 1200, sent: many.length, packets: many })).toEqual({ firstMs: 0, stepMs: 1.92, count: 156_250 });
 });
 
 (reason ? describe.skip : describe)(reason ? `neighbour alone (skipped: ${reason})` : 'neighbour alone', () => {
