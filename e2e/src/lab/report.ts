@@ -487,7 +487,7 @@ export function renderReport(result: LabResult, extras: ReportExtras = {}): { ma
   lines.push(
     '## Summary',
     '',
-    'Video metrics come from the experiment without a neighbour (the video on its own); each neighbour metric from its own experiment, over the window named.',
+    `Video metrics come from ${result.trials.some((t) => t.neighbour === 'none') ? 'the experiment without a neighbour (the video on its own)' : 'every session (this run had no experiment without a neighbour)'}; each neighbour metric from its own experiment, over the window named.`,
     `Mean [95% CI] (n); the change is against control.${thesis ? ' Thesis = Spang 2023, section 2.6 (Sammy vs production).' : ''}`,
     '',
     `| metric | window | ${arms.map((a) => a).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => `${a} vs control`).join(' | ')} |${thesis ? ' thesis (Sammy) |' : ''}`,

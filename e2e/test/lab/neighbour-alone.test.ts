@@ -103,6 +103,8 @@ test("the send grid: every 20 ms from the first received datagram to the last, t
     const md = renderReport(r, { neighbourAlone: alone }).markdown;
     const a = LINE_DELAY_MS + 314 / 51;
     expect(md).toContain("### What the video added to the neighbour's delay");
+    // No session ran without a neighbour, so the summary's video metrics are every session's, and it says so.
+    expect(md).toContain('Video metrics come from every session (this run had no experiment without a neighbour)');
     // Added: control 50 - a and 60 - a; sammy 40 - a twice; paired: -10 and -20.
     expect(md).toContain('| added by the video (ms) |');
     expect(md).toContain(`| the neighbour alone, replayed (ms) | ${a.toFixed(2)} [${a.toFixed(2)}, ${a.toFixed(2)}] (n=2) | ${a.toFixed(2)} [${a.toFixed(2)}, ${a.toFixed(2)}] (n=2) |`);

@@ -78,6 +78,7 @@ describe('report', () => {
     expect(markdown).toContain('| down | 2.5 ms | 10 | 0 | 38 / 165 / 2848 / 8178 us |');
     expect(markdown).toContain('- trial 1 tcp sammy: the player never showed a frame');
     expect(markdown).toContain('![fig-throughput.svg](fig-throughput.svg)');
+    expect(markdown).toContain('Video metrics come from the experiment without a neighbour (the video on its own)');
   });
 
   test('the setup says how the player history was treated, as configured', () => {
