@@ -5,6 +5,7 @@
  * real-time priority and kernel receive timestamps, without a garbage collector or
  * an event loop shared with anything else. The build takes about a second.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,4 +33,15 @@ export async function buildLabtools(): Promise<string> {
   await run('gcc', ['-O2', '-Wall', '-Wextra', '-o', partial, LABTOOLS_SOURCE], { timeoutMs: 120_000 });
   renameSync(partial, binary);
   return binary;
+}
+
+/**
+ * `labtools trace-sim`: the delay line's trace-mode queue on a simulated clock (labtools.c).
+ * `packets` are [arrival us of trace time, bytes], in order; returns its output lines
+ * ("drop I" per refused packet, "served T" per packet that crossed, in packet order).
+ */
+export function traceSim(labtools: string, scheduleFile: string, queueBytes: number, packets: Array<[number, number]>, startUs = 0): string[] {
+  const input = packets.map(([us, bytes]) => `${us} ${bytes}`).join('\n');
+  const args = ['trace-sim', '--trace', scheduleFile, '--queue-bytes', String(queueBytes), '--start-us', String(startUs)];
+  return execFileSync(labtools, args, { input, maxBuffer: 1 << 28 }).toString().trim().split('\n');
 }

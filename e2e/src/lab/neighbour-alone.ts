@@ -7,12 +7,11 @@
  * the rest of the delay the session measured is what the video added, and only that
  * part can an arm change.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { traceFileOf } from './delay-by-capacity.js';
-import { buildLabtools, gccUnavailableReason } from './native.js';
+import { buildLabtools, gccUnavailableReason, traceSim } from './native.js';
 import type { UdpRaw } from './neighbours.js';
 import type { LabResult, TrialRecord } from './result.js';
 import { queueBytes } from './scenario.js';
@@ -67,9 +66,7 @@ function replay(t: TrialRecord, labtools: string, scheduleFile: string, queueLim
   const windowTraceS = fromS + t.playbackStartS - t.traceStartS + t.window.startS;
   const startUs = Math.round(fromS * 1e6);
   const arrivalsUs = Array.from({ length: grid.count }, (_, k) => Math.max(startUs, Math.round((windowTraceS + (grid.firstMs + k * grid.stepMs) / 1000) * 1e6)));
-  const input = arrivalsUs.map((us) => `${us} ${raw.packetBytes + UDP_IP_HEADER_BYTES}`).join('\n');
-  const args = ['trace-sim', '--trace', scheduleFile, '--queue-bytes', String(queueLimitBytes), '--start-us', String(startUs)];
-  const lines = execFileSync(labtools, args, { input, maxBuffer: 1 << 28 }).toString().trim().split('\n');
+  const lines = traceSim(labtools, scheduleFile, queueLimitBytes, arrivalsUs.map((us) => [us, raw.packetBytes + UDP_IP_HEADER_BYTES]), startUs);
   const dropped = new Set(lines.filter((l) => l.startsWith('drop ')).map((l) => Number(l.slice(5))));
   const served = lines.filter((l) => l.startsWith('served ')).map((l) => Number(l.slice(7)));
   // trace-sim prints the served packets in order, skipping the dropped ones.

@@ -2,11 +2,10 @@
  * The delay line's trace mode (labtools.c), on a simulated clock (`labtools trace-sim`):
  * the same queue and opportunity code the lab's downlink runs, without namespaces.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildLabtools, gccUnavailableReason } from '../../src/lab/native.js';
+import { buildLabtools, gccUnavailableReason, traceSim } from '../../src/lab/native.js';
 import { loadScenario } from '../../src/lab/scenario.js';
 import { capacityPerBin, OPPORTUNITY_BYTES, opportunitySchedule, readTrace, scheduleText, type OpportunitySchedule } from '../../src/lab/trace-link.js';
 
@@ -21,9 +20,7 @@ beforeAll(async () => {
 function sim(schedule: OpportunitySchedule, queueBytes: number, packets: Array<[number, number]>, startUs = 0): string[] {
   const file = join(dir, `s-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(file, scheduleText(schedule, 'test'));
-  const input = packets.map(([us, bytes]) => `${us} ${bytes}`).join('\n');
-  const args = ['trace-sim', '--trace', file, '--queue-bytes', String(queueBytes), '--start-us', String(startUs)];
-  return execFileSync(labtools, args, { input, maxBuffer: 1 << 28 }).toString().trim().split('\n');
+  return traceSim(labtools, file, queueBytes, packets, startUs);
 }
 
 (reason ? describe.skip : describe)('labtools trace mode', () => {
