@@ -1,7 +1,7 @@
 /**
  * npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
  *   [--neighbours none,udp,tcp,http,video] [--out DIR] [--calibrate-only]
- *   [--trace FILE] [--trace-start beginning|spread]
+ *   [--trace FILE] [--trace-start beginning|spread] [--server-cc reno|bbr]
  * npm run lab -- --report DIR
  * npm run lab -- --compare-players BROWSER_DIR,HEADLESS_DIR
  */
@@ -17,10 +17,11 @@ import { loadScenario, withOverrides } from './scenario.js';
 
 export const USAGE = `usage: npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
   [--neighbours ${Object.keys(NEIGHBOUR_KINDS).join(',')}] [--out DIR] [--calibrate-only] [--player browser|headless]
-  [--trace FILE] [--trace-start beginning|spread]
+  [--trace FILE] [--trace-start beginning|spread] [--server-cc reno|bbr]
   NAME is a file in e2e/scenarios/ (thesis-2.6, ci-short, cellular-lte, ...); DIR defaults to lab-results/<scenario>-<time>
   --trace FILE: a trace scenario on another trace (mahimahi or JSON steps), everything else as the scenario says
   --trace-start: where each trial's sessions start in the trace (spread: trial k of K at (k - 1) / K of it)
+  --server-cc: the server namespace's congestion control instead of the scenario's server.congestionControl
   --calibrate-only: build the link and, on a trace link, measure how closely it follows the trace; no session
   --player headless: run the scenario's sessions with the headless player (src/headless/) instead of Chromium
 usage: npm run lab -- --report DIR
@@ -45,6 +46,7 @@ async function main(): Promise<number> {
       player: { type: 'string' },
       trace: { type: 'string' },
       'trace-start': { type: 'string' },
+      'server-cc': { type: 'string' },
       'compare-players': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -75,6 +77,7 @@ async function main(): Promise<number> {
     player: values.player,
     trace: values.trace === undefined ? undefined : resolve(cwd, values.trace),
     traceStart: values['trace-start'],
+    serverCongestionControl: values['server-cc'],
   });
   const outDir = resolve(cwd, values.out ?? `lab-results/${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`);
   exitCleanlyOnSignals(log);

@@ -427,8 +427,19 @@ export function loadScenario(nameOrPath: string): Scenario {
  * The run's overrides from the command line (arms, trials, neighbour kinds, player kind,
  * and on a trace link another trace, `trace` as a path, and where the trials start in it).
  */
-export function withOverrides(s: Scenario, o: { arms?: string[]; trials?: number; neighbours?: string[]; player?: string; trace?: string; traceStart?: string }): Scenario {
+export function withOverrides(
+  s: Scenario,
+  o: { arms?: string[]; trials?: number; neighbours?: string[]; player?: string; trace?: string; traceStart?: string; serverCongestionControl?: string },
+): Scenario {
   const next = { ...s };
+  if (o.serverCongestionControl !== undefined) {
+    const cc = o.serverCongestionControl;
+    if (!NAMESPACE_CCS.includes(cc)) bad('--server-cc', cc, `${NAMESPACE_CCS.join(', ')} (a network namespace may only default to the allowed ones)`);
+    if (s.server.congestionControl !== cc) {
+      next.server = { ...s.server, congestionControl: cc };
+      next.description = `${s.description} [The server's congestion control replaced from the command line: --server-cc ${cc}.]`.trim();
+    }
+  }
   if (o.trace !== undefined || o.traceStart !== undefined) {
     const option = o.trace !== undefined ? '--trace' : '--trace-start';
     if (s.link.trace === null) bad(option, o.trace ?? o.traceStart, `a scenario with a trace link (link.trace); ${s.name} has a constant link`);

@@ -80,6 +80,16 @@ describe('parseScenario', () => {
     expect(() => parseScenario({ ...minimal, neighbours: [{ kind: 'udp', server: { burst: 4 } }] })).toThrow(/neighbours\[0\].server.burst .*no such field/);
   });
 
+  test("--server-cc replaces the server namespace's congestion control and says so in the description", () => {
+    const s = parseScenario({ ...minimal, server: { congestionControl: 'reno' } });
+    const bbr = withOverrides(s, { serverCongestionControl: 'bbr' });
+    expect(bbr.server.congestionControl).toBe('bbr');
+    expect(bbr.description).toMatch(/\[The server's congestion control replaced from the command line: --server-cc bbr\.\]$/);
+    expect(s.server.congestionControl).toBe('reno');
+    expect(withOverrides(s, { serverCongestionControl: 'reno' })).toEqual(s);
+    expect(() => withOverrides(s, { serverCongestionControl: 'cubic' })).toThrow(/--server-cc = "cubic" is invalid: expected reno, bbr/);
+  });
+
   test('an experiment may run a subset of the arms, in the scenario order', () => {
     const s = parseScenario({ ...minimal, arms: ['control', 'sammy', 'fixed4x'], neighbours: [{ kind: 'none' }, { kind: 'udp', arms: ['sammy', 'control'] }] });
     expect(experimentArms(s, s.neighbours[0]!)).toEqual(['control', 'sammy', 'fixed4x']);
