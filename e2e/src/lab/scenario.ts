@@ -139,6 +139,12 @@ export const PLAYER_KINDS: readonly PlayerKind[] = ['browser', 'headless'];
 const KINDS = Object.keys(NEIGHBOUR_KINDS) as NeighbourKind[];
 const NAMESPACE_CCS = ['reno', 'bbr'];
 
+/** A congestion control the server namespace may default to; `path` names where it came from. */
+function namespaceCc(path: string, cc: string): string {
+  if (!NAMESPACE_CCS.includes(cc)) bad(path, cc, `${NAMESPACE_CCS.join(', ')} (a network namespace may only default to the allowed ones)`);
+  return cc;
+}
+
 function bad(path: string, value: unknown, accepted: string): never {
   throw new LabError('LAB_BAD_SCENARIO', `scenario field ${path} = ${JSON.stringify(value)} is invalid: expected ${accepted}`);
 }
@@ -310,8 +316,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   const maxBufferS = num(player, 'player', 'maxBufferS', 1, 3600, 240);
   const durationS = num(media, 'media', 'durationS', 10, 3600);
   if (durationS < playS + 10) bad('media.durationS', durationS, `at least session.playS + 10 (${playS + 10}) so the video never ends mid-session`);
-  const cc = str(server, 'server', 'congestionControl', 'reno');
-  if (!NAMESPACE_CCS.includes(cc)) bad('server.congestionControl', cc, `${NAMESPACE_CCS.join(', ')} (a network namespace may only default to the allowed ones)`);
+  const cc = namespaceCc('server.congestionControl', str(server, 'server', 'congestionControl', 'reno'));
   const extraArgs = server.extraArgs ?? [];
   if (!Array.isArray(extraArgs) || extraArgs.some((a) => typeof a !== 'string')) bad('server.extraArgs', extraArgs, 'an array of strings');
   const config = player.config ?? {};
@@ -425,7 +430,8 @@ export function loadScenario(nameOrPath: string): Scenario {
 
 /**
  * The run's overrides from the command line (arms, trials, neighbour kinds, player kind,
- * and on a trace link another trace, `trace` as a path, and where the trials start in it).
+ * the server namespace's congestion control, and on a trace link another trace, `trace`
+ * as a path, and where the trials start in it).
  */
 export function withOverrides(
   s: Scenario,
@@ -433,8 +439,7 @@ export function withOverrides(
 ): Scenario {
   const next = { ...s };
   if (o.serverCongestionControl !== undefined) {
-    const cc = o.serverCongestionControl;
-    if (!NAMESPACE_CCS.includes(cc)) bad('--server-cc', cc, `${NAMESPACE_CCS.join(', ')} (a network namespace may only default to the allowed ones)`);
+    const cc = namespaceCc('--server-cc', o.serverCongestionControl);
     if (s.server.congestionControl !== cc) {
       next.server = { ...s.server, congestionControl: cc };
       next.description = `${s.description} [The server's congestion control replaced from the command line: --server-cc ${cc}.]`.trim();
