@@ -13,7 +13,7 @@ import type { ArmPolicy, SimArm } from './arms/types.js';
 import { summarizeSession, type ChunkRecord, type Phase, type SessionQoE } from './core.js';
 import { SimError } from './errors.js';
 import { tileSidecar } from './ladder.js';
-import { capacityKbits, latencyAtS, linkFilledS, transferEndS, type Trace } from './trace.js';
+import { capacityKbits, latencyAtS, linkFilledS, meanBandwidthKbps, NEIGHBOUR_MEAN_SHARE, queueHeldS, transferEndS, type Trace } from './trace.js';
 import { mean } from './stats.js';
 
 /** A ChunkRecord with what the simulator also knows. */
@@ -33,6 +33,8 @@ export interface SimChunkRecord extends ChunkRecord {
    * link's full capacity, not held under it by the pace (trace.ts `linkFilledS`).
    */
   linkFilledS: number;
+  /** `linkFilledS` weighted by the delay a full queue then holds a neighbour's packet (trace.ts `queueHeldS`). */
+  queueHeldS: number;
 }
 
 /** Session-wide figures beyond SessionQoE. */
@@ -57,6 +59,14 @@ export interface SimSummary {
    * no queue; an unpaced download fills the link for all of its time).
    */
   linkFilledS: number;
+  /** Sum of the chunks' `queueHeldS`. */
+  queueHeldS: number;
+  /**
+   * queueHeldS / lastArrivalS: the mean delay the video adds to a neighbour at
+   * NEIGHBOUR_MEAN_SHARE of the mean rate, in full queues at the trace's mean rate
+   * (with a queue of 4 x BDP at 40 ms, 1 is 160 ms).
+   */
+  neighbourDelayQueues: number;
 }
 
 export interface SimSessionQoE extends Omit<SessionQoE, 'arm' | 'chunks'> {
@@ -98,6 +108,9 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
   const policy = options.arm(sidecar, count * segmentS);
   const startupBufferS = Math.min(options.startupBufferS ?? segmentS, count * segmentS);
   const reps = sidecar.representations;
+  const meanKbps = meanBandwidthKbps(trace);
+  const neighbourKbps = NEIGHBOUR_MEAN_SHARE * meanKbps;
+  const heldS = (fromS: number, toS: number): number => queueHeldS(trace, fromS, toS, rtpKbps, meanKbps, neighbourKbps);
 
   let t = 0;
   let bufferS = 0;
@@ -165,7 +178,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     if (started && lastRung >= 0) {
       // ScheduleController._shouldBuffer: request while buffer + one segment < target
       // (the segment is not counted when the target is below one segment).
-      const targetS = policy.bufferTargetS(lastRung);
+      const targetS = policy.bufferTargetS(lastRung, bufferS);
       const fullS = bufferS + (targetS <= segmentS ? 0 : segmentS) - targetS;
       if (fullS > 0) {
         advance(fullS);
@@ -186,12 +199,14 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     let download = startDownload(rung, index, t);
     let abandonedBytes = 0;
     let filledS = 0;
+    let queueS = 0;
     // dash.js's AbandonRequestsRule: the arm may give up a download part-way and fetch the
     // same segment again at another rung (once per segment, as dash.js does).
     const abandon = policy.onProgress ? progressCheck((p) => policy.onProgress!(p), download, index, bufferS, t) : null;
     if (abandon !== null) {
       abandonedBytes = abandon.loadedBytes;
       filledS += linkFilledS(trace, download.firstByteS, abandon.atS, rtpKbps);
+      queueS += heldS(download.firstByteS, abandon.atS);
       advance(abandon.atS - t);
       t = abandon.atS;
       rung = abandon.rung;
@@ -223,6 +238,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
       ssim: rep.ssim[index]!,
       abandonedBytes,
       linkFilledS: filledS + linkFilledS(trace, firstByteS, endS, rtpKbps),
+      queueHeldS: queueS + heldS(firstByteS, endS),
     };
     chunks.push(record);
     lastRung = rung;
@@ -305,6 +321,7 @@ function summarize(
     rebufferS: totals.rebufferS,
     playedRanges: [[0, mediaS]],
   });
+  const queueHeldS = chunks.reduce((s, c) => s + c.queueHeldS, 0);
   const rtps = chunks.filter((c) => c.phase === 'playing' && c.rtpKbps !== null).map((c) => c.rtpKbps!);
   return {
     ...qoe,
@@ -320,6 +337,8 @@ function summarize(
       stoppedS: totals.stoppedS,
       playingRtpKbps: rtps.length === 0 ? null : { mean: mean(rtps)!, min: Math.min(...rtps), max: Math.max(...rtps) },
       linkFilledS: chunks.reduce((s, c) => s + c.linkFilledS, 0),
+      queueHeldS,
+      neighbourDelayQueues: totals.lastArrivalS > 0 ? queueHeldS / totals.lastArrivalS : 0,
     },
   };
 }

@@ -306,6 +306,29 @@ export function linkFilledS(trace: Trace, fromS: number, toS: number, capKbps: n
   return seconds;
 }
 
+/**
+ * A neighbour sharing the bottleneck, as a share of the trace's mean rate: the lab's
+ * UDP neighbours send 5 of the thesis link's 40 Mbit/s and 0.5 of the LTE trace's
+ * 4.6 (the simulator has no neighbour of its own; this sets only `queueHeldS`).
+ */
+export const NEIGHBOUR_MEAN_SHARE = 0.11;
+
+/**
+ * `linkFilledS` weighted by how long a full queue then holds a neighbour's packet: each
+ * second in which a download paced at `capKbps` fills the link counts meanKbps /
+ * bandwidth (a full queue drains in that many times its drain time at the mean rate).
+ * Steps no faster than `neighbourKbps` do not count: the neighbour fills the queue
+ * there by itself. Divided by a session's length, it is the mean delay the video adds
+ * to the neighbour, in full queues at the trace's mean rate.
+ */
+export function queueHeldS(trace: Trace, fromS: number, toS: number, capKbps: number | null, meanKbps: number, neighbourKbps: number): number {
+  let seconds = 0;
+  walkSteps(trace, fromS, toS, (bandwidth, s) => {
+    if (bandwidth > neighbourKbps && (capKbps === null || bandwidth <= capKbps)) seconds += (s * meanKbps) / bandwidth;
+  });
+  return seconds;
+}
+
 /** Mean available bandwidth over [0, horizonS) (default: one period, or up to the last step plus 1 s). */
 export function meanBandwidthKbps(trace: Trace, horizonS?: number): number {
   const endS = horizonS ?? trace.periodS ?? trace.stepStartS[trace.stepStartS.length - 1]! + 1;

@@ -40,6 +40,7 @@ function fakeRow(tput: number, quality: number, eligible = true, stability = { m
     qualityChangePct: quality,
     bitrateChangePct: 0,
     linkFilledChangePct: 0,
+    neighbourDelayQueues: 0,
     rebufferCount: 0,
     rebufferS: 0,
     meanPlayDelayS: 0,

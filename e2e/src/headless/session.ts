@@ -265,8 +265,9 @@ export class HeadlessSession {
       const pb = this.playback!;
       if (pb.started && lastRung >= 0) {
         // ScheduleController._shouldBuffer: request while buffer + one segment < target.
-        const targetS = policy.bufferTargetS(lastRung);
-        const fullS = this.videoBufferS(this.t()) + (targetS <= segS ? 0 : segS) - targetS;
+        const bufferS = this.videoBufferS(this.t());
+        const targetS = policy.bufferTargetS(lastRung, bufferS);
+        const fullS = bufferS + (targetS <= segS ? 0 : segS) - targetS;
         if (fullS > 0) await this.sleep(fullS);
       }
       if (this.stopped) return;

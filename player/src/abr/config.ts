@@ -65,6 +65,24 @@ export interface SammyConfig {
    */
   linkPaceMinBufferS: number;
   /**
+   * The fade hold (session.ts `bufferTarget`): after a chunk that came back at less
+   * than `fadeTopMultiplier` times the top bitrate (the link is fading), the
+   * next request waits this many seconds, as long as the buffer then still holds
+   * `fadeHoldMinBufferS`. A download in a fade keeps the bottleneck's queue full while
+   * the link is at its slowest, so every flow sharing it waits longest then; a deep
+   * buffer lets the player leave the fade to the others and catch up once the link
+   * recovers. 0: off.
+   */
+  fadeHoldS: number;
+  /**
+   * A playing-phase chunk slower than this multiple of the top bitrate marks a fade (the
+   * fade hold), in [0, 1]: the pace never falls below its floor, above the top bitrate,
+   * so a chunk this slow was held by the link, not by its pace.
+   */
+  fadeTopMultiplier: number;
+  /** The fade hold leaves at least this much buffer, in seconds, when the held request goes out. */
+  fadeHoldMinBufferS: number;
+  /**
    * The buffer target: the player requests only while buffer + one segment is below it,
    * so the fullest buffer a request sees is this minus one segment; the pace rate's
    * buffer fraction is measured against that (pace.ts `fullBufferS`). 30 s is dash.js's own target at
@@ -128,6 +146,9 @@ export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
   linkPaceFraction: 0.6,
   linkPaceWindow: 64,
   linkPaceMinBufferS: 40,
+  fadeHoldS: 4,
+  fadeTopMultiplier: 1,
+  fadeHoldMinBufferS: 30,
   maxBufferS: 30,
   throughputWindow: 5,
   historySize: 10,
@@ -170,6 +191,9 @@ const RANGES: Record<keyof SammyConfig, Range> = {
   linkPaceFraction: { min: 0, max: 100 },
   linkPaceWindow: { min: 1, max: 1000, integer: true },
   linkPaceMinBufferS: { min: 0, max: 86_400 },
+  fadeHoldS: { min: 0, max: 86_400 },
+  fadeTopMultiplier: { min: 0, max: 1 },
+  fadeHoldMinBufferS: { min: 0, max: 86_400 },
   maxBufferS: { min: 0, max: 86_400, openMin: true },
   throughputWindow: { min: 1, max: 1000, integer: true },
   historySize: { min: 1, max: 1000, integer: true },

@@ -40,6 +40,8 @@ export interface ChunkRecord {
   reason?: string;
   /** Extra: bytes of an earlier request for this segment that was given up (a stalled download, or dash.js's abandonment); absent or 0 if none. */
   abandonedBytes?: number;
+  /** Extra: the fade hold after this chunk: how long the next request waited (the Sammy core's `bufferTarget`); absent if none. */
+  holdS?: number;
 }
 
 /** One playback session. */

@@ -11,6 +11,8 @@
  *   rebuffer()   when playback stalls after startup
  *   checkDownload({ segmentIndex, rung, loadedBytes, elapsedS, bufferS })
  *       while a video chunk downloads: a rung to refetch it at, or null (stall.ts)
+ *   bufferTarget(bufferS)   after each video chunk lands: the buffer target until the
+ *       next one (the fade hold)
  *
  * Phases (thesis 2.4.1): `initial` from the play request to the first frame, unpaced,
  * rung from the history; `playing` after it, paced.
@@ -62,6 +64,17 @@ export interface Decision {
   predictedBufferS: number | null;
   /** The pace computation in full (also computed in the initial phase, where it is not sent). */
   pace: Pace;
+}
+
+/** The buffer target until the next chunk lands (`bufferTarget`). */
+export interface BufferTarget {
+  /** For a player that requests the next segment while buffer + one segment is below its target (dash.js): that target. */
+  targetS: number;
+  /** The fade hold: the next request waits until the buffer has played down below this; null: no hold (`maxBufferS` stands). */
+  resumeBufferS: number | null;
+  /** How long the fade hold delays the next request; 0: no hold. */
+  holdS: number;
+  reason: string;
 }
 
 export interface SessionOptions {
@@ -243,6 +256,32 @@ export class SammySession {
         ? `stable: rung ${rung} (B_T = ${choice.predictedBufferS.toFixed(1)} s) rather than HYB's ${choice.heldBelowRung} at ${fmt(kbps)} (${source}): the up-switch is not sustained or would not keep the reserve`
         : `HYB: rung ${rung} keeps B_T = ${choice.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
     return { ...common, rung, predictedBufferS: choice.predictedBufferS, reason: `${why}${caution}; ${paceText}` };
+  }
+
+  /**
+   * The buffer target until the next chunk lands, given the buffer now (the last chunk
+   * appended): `maxBufferS`, or, when the last chunk came back below fadeTopMultiplier x
+   * the top bitrate in the playing phase, the fade hold (config.ts):
+   * the next request waits fadeHoldS of playback, as long as the buffer then still holds
+   * fadeHoldMinBufferS: until the buffer is below `resumeBufferS` (players that request
+   * while buffer < target), or with `targetS` as the target of a player that requests
+   * while buffer + one segment < target (dash.js).
+   */
+  bufferTarget(bufferS: number): BufferTarget {
+    const { maxBufferS, fadeHoldS, fadeTopMultiplier, fadeHoldMinBufferS } = this.config;
+    const none = (reason: string): BufferTarget => ({ targetS: maxBufferS, resumeBufferS: null, holdS: 0, reason });
+    const last = this.samples.at(-1);
+    if (fadeHoldS === 0) return none('the fade hold is off');
+    if (this.currentPhase !== 'playing' || last === undefined || last.phase !== 'playing') return none('no playing-phase chunk yet');
+    const topKbps = this.ladder.bitratesKbps.at(-1)!;
+    const kbps = sampleKbps(last);
+    if (!(kbps < fadeTopMultiplier * topKbps)) return none(`the last chunk (${fmt(kbps)}) is not a fade`);
+    const holdS = Math.min(fadeHoldS, bufferS - fadeHoldMinBufferS);
+    if (!(holdS > 0)) return none(`the last chunk (${fmt(kbps)}) is a fade, but the buffer (${bufferS.toFixed(1)} s) has nothing above ${fadeHoldMinBufferS} s to hold on`);
+    const resumeBufferS = bufferS - holdS;
+    // Under dash.js's rule (buffer + one segment < target) the request goes out after holdS of playback.
+    const targetS = Math.min(maxBufferS, resumeBufferS + this.ladder.segmentDurationS);
+    return { targetS, resumeBufferS, holdS, reason: `the last chunk came back at ${fmt(kbps)}, under ${fadeTopMultiplier}x the top bitrate: the next request waits ${holdS.toFixed(1)} s` };
   }
 
   /**

@@ -67,7 +67,7 @@ export function pacedAtBitrateMultiple(factory: ArmFactory, multiple: number): A
     return {
       arm: inner.arm,
       config: { ...inner.config, rtpOverride: `${multiple}x the chosen bitrate` },
-      bufferTargetS: (rung) => inner.bufferTargetS(rung),
+      bufferTargetS: (rung, bufferS) => inner.bufferTargetS(rung, bufferS),
       decide: (ctx) => {
         const d = inner.decide(ctx);
         return { ...d, rtpKbps: roundRtpKbps(multiple * bitratesKbps[d.rung]!, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps) };

@@ -72,8 +72,11 @@ export interface ArmPolicy {
   readonly arm: SimArm;
   /** Every parameter the arm ran with, written into the session's `config`. */
   readonly config: Record<string, unknown>;
-  /** The player requests the next segment only while buffer + one segment stays within this. */
-  bufferTargetS(currentRung: number): number;
+  /**
+   * The player requests the next segment only while buffer + one segment stays within
+   * this; asked once after each chunk lands, with the buffer then.
+   */
+  bufferTargetS(currentRung: number, bufferS: number): number;
   decide(context: DecisionContext): Decision;
   onChunk(chunk: ChunkDone): void;
   /** First frame shown (end of the initial phase). */

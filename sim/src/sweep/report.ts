@@ -25,7 +25,7 @@ export interface ReportContext {
 }
 
 export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[], rowsOf: (r: SweepResult) => SweepRow[] = paretoRows): string {
-  const header = [...keys.map((k) => SHORT[k] ?? k), 'chunk throughput', 'SSIM', 'bitrate', 'rebuffers (n / s)', 'play delay', 'switches / 10 min', 'link filled', 'traces missing the bar', ''];
+  const header = [...keys.map((k) => SHORT[k] ?? k), 'chunk throughput', 'SSIM', 'bitrate', 'rebuffers (n / s)', 'play delay', 'switches / 10 min', 'link filled', 'neighbour delay', 'traces missing the bar', ''];
   const line = (r: SweepRow, label: string): string =>
     `| ${[
       ...keys.map((k) => (r.arm === 'sammy' ? String(r.params[k]) : '')),
@@ -36,6 +36,7 @@ export function markdownTable(result: SweepResult, keys: (keyof SammyConfig)[], 
       `${r.meanPlayDelayS.toFixed(2)} s`,
       r.meanSwitchesPer10Min.toFixed(1),
       r.arm === 'control' ? '–' : `${signed(r.linkFilledChangePct, 1)}%`,
+      r.neighbourDelayQueues.toFixed(3),
       String(r.barMissTraces),
       label,
     ].join(' | ')} |`;
@@ -64,7 +65,10 @@ Chunk throughput (playing phase), quality (SSIM of played segments) and bitrate 
 the mean over the traces of the per-trace change against \`control\` on the same trace;
 rebuffers and play delay are totals and means over the traces; "link filled" is the
 mean change of the seconds the video's downloads ran at the link's full capacity (where
-a queue in front of the link would fill and its neighbours wait). The Pareto front is over
+a queue in front of the link would fill and its neighbours wait); "neighbour delay" is
+the mean delay the video adds to a neighbour sending a ninth of the link's mean rate, in
+full queues at that mean rate (each second the video fills the link weighs mean rate /
+rate then: a full queue holds a packet longest in a fade). The Pareto front is over
 (lower throughput, higher quality) among points that rebuffer no more than control.
 
 - traces (${ctx.traces.length}): ${ctx.traces.join(', ')}

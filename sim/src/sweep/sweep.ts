@@ -23,6 +23,7 @@ export interface TraceOutcome {
   playDelayS: number | null;
   switchesPer10Min: number;
   linkFilledS: number;
+  neighbourDelayQueues: number;
 }
 
 export interface SweepRow {
@@ -35,6 +36,8 @@ export interface SweepRow {
   bitrateChangePct: number;
   /** Mean over traces of 100 (x / control - 1) of the seconds the video filled the link (session.ts `linkFilledS`). */
   linkFilledChangePct: number;
+  /** Mean over traces of the delay the video adds to a neighbour, in full queues (session.ts `neighbourDelayQueues`). */
+  neighbourDelayQueues: number;
   rebufferCount: number;
   rebufferS: number;
   meanPlayDelayS: number;
@@ -85,6 +88,7 @@ function outcome(q: SimSessionQoE): TraceOutcome {
     playDelayS: q.playDelayS,
     switchesPer10Min: (q.switchCount * 600) / q.sim.mediaS,
     linkFilledS: q.sim.linkFilledS,
+    neighbourDelayQueues: q.sim.neighbourDelayQueues,
   };
 }
 
@@ -109,6 +113,7 @@ function row(arm: SweepRow['arm'], params: Partial<SammyConfig>, perTrace: Trace
     qualityChangePct: meanChangePct(perTrace, control, (o) => o.avgQuality),
     bitrateChangePct: meanChangePct(perTrace, control, (o) => o.avgBitrateKbps),
     linkFilledChangePct: meanChangePct(perTrace, control, (o) => o.linkFilledS),
+    neighbourDelayQueues: sum((o) => o.neighbourDelayQueues) / Math.max(1, perTrace.length),
     rebufferCount: sum((o) => o.rebufferCount),
     rebufferS: sum((o) => o.rebufferS),
     meanPlayDelayS: delays.length === 0 ? 0 : delays.reduce((a, b) => a + b, 0) / delays.length,
