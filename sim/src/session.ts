@@ -62,7 +62,9 @@ export interface SimSummary {
   /** Sum of the chunks' `queueHeldS`. */
   queueHeldS: number;
   /**
-   * queueHeldS / lastArrivalS: the mean delay the video adds to a neighbour at
+   * queueHeldS over the session's length (to the last frame: the last arrival plus the
+   * buffer then, so a player that keeps less buffer at the end is not credited with a
+   * longer session): the mean delay the video adds to a neighbour at
    * NEIGHBOUR_MEAN_SHARE of the mean rate, in full queues at the trace's mean rate
    * (with a queue of 4 x BDP at 40 ms, 1 is 160 ms).
    */
@@ -338,7 +340,7 @@ function summarize(
       playingRtpKbps: rtps.length === 0 ? null : { mean: mean(rtps)!, min: Math.min(...rtps), max: Math.max(...rtps) },
       linkFilledS: chunks.reduce((s, c) => s + c.linkFilledS, 0),
       queueHeldS,
-      neighbourDelayQueues: totals.lastArrivalS > 0 ? queueHeldS / totals.lastArrivalS : 0,
+      neighbourDelayQueues: queueHeldS / (totals.lastArrivalS + totals.bufferEndS),
     },
   };
 }

@@ -65,8 +65,8 @@ export interface SammyConfig {
    */
   linkPaceMinBufferS: number;
   /**
-   * The fade hold (session.ts `bufferTarget`): after a chunk that came back at less
-   * than `fadeTopMultiplier` times the top bitrate (the link is fading), the
+   * The fade hold (session.ts `bufferTarget`): after a chunk whose download took longer
+   * than `fadeDownloadMultiplier` times its media duration (the link is fading), the
    * next request waits this many seconds, as long as the buffer then still holds
    * `fadeHoldMinBufferS`. A download in a fade keeps the bottleneck's queue full while
    * the link is at its slowest, so every flow sharing it waits longest then; a deep
@@ -75,11 +75,12 @@ export interface SammyConfig {
    */
   fadeHoldS: number;
   /**
-   * A playing-phase chunk slower than this multiple of the top bitrate marks a fade (the
-   * fade hold), in [0, 1]: the pace never falls below its floor, above the top bitrate,
-   * so a chunk this slow was held by the link, not by its pace.
+   * A playing-phase chunk whose download (request to last byte) took longer than this
+   * multiple of its media duration marks a fade (the fade hold). At 1 the link carried
+   * it slower than it plays: the buffer lost ground while it came. The pace is never
+   * below the top bitrate, so that was the link's doing, not the pace's.
    */
-  fadeTopMultiplier: number;
+  fadeDownloadMultiplier: number;
   /** The fade hold leaves at least this much buffer, in seconds, when the held request goes out. */
   fadeHoldMinBufferS: number;
   /**
@@ -146,9 +147,9 @@ export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
   linkPaceFraction: 0.6,
   linkPaceWindow: 64,
   linkPaceMinBufferS: 40,
-  fadeHoldS: 4,
-  fadeTopMultiplier: 1,
-  fadeHoldMinBufferS: 30,
+  fadeHoldS: 16,
+  fadeDownloadMultiplier: 1.5,
+  fadeHoldMinBufferS: 35,
   maxBufferS: 30,
   throughputWindow: 5,
   historySize: 10,
@@ -192,7 +193,7 @@ const RANGES: Record<keyof SammyConfig, Range> = {
   linkPaceWindow: { min: 1, max: 1000, integer: true },
   linkPaceMinBufferS: { min: 0, max: 86_400 },
   fadeHoldS: { min: 0, max: 86_400 },
-  fadeTopMultiplier: { min: 0, max: 1 },
+  fadeDownloadMultiplier: { min: 0, max: 100, openMin: true },
   fadeHoldMinBufferS: { min: 0, max: 86_400 },
   maxBufferS: { min: 0, max: 86_400, openMin: true },
   throughputWindow: { min: 1, max: 1000, integer: true },

@@ -260,28 +260,28 @@ export class SammySession {
 
   /**
    * The buffer target until the next chunk lands, given the buffer now (the last chunk
-   * appended): `maxBufferS`, or, when the last chunk came back below fadeTopMultiplier x
-   * the top bitrate in the playing phase, the fade hold (config.ts):
+   * appended): `maxBufferS`, or, when the last playing-phase chunk took longer than
+   * fadeDownloadMultiplier x its media duration to download, the fade hold (config.ts):
    * the next request waits fadeHoldS of playback, as long as the buffer then still holds
    * fadeHoldMinBufferS: until the buffer is below `resumeBufferS` (players that request
    * while buffer < target), or with `targetS` as the target of a player that requests
    * while buffer + one segment < target (dash.js).
    */
   bufferTarget(bufferS: number): BufferTarget {
-    const { maxBufferS, fadeHoldS, fadeTopMultiplier, fadeHoldMinBufferS } = this.config;
+    const { maxBufferS, fadeHoldS, fadeDownloadMultiplier, fadeHoldMinBufferS } = this.config;
     const none = (reason: string): BufferTarget => ({ targetS: maxBufferS, resumeBufferS: null, holdS: 0, reason });
     const last = this.samples.at(-1);
     if (fadeHoldS === 0) return none('the fade hold is off');
     if (this.currentPhase !== 'playing' || last === undefined || last.phase !== 'playing') return none('no playing-phase chunk yet');
-    const topKbps = this.ladder.bitratesKbps.at(-1)!;
-    const kbps = sampleKbps(last);
-    if (!(kbps < fadeTopMultiplier * topKbps)) return none(`the last chunk (${fmt(kbps)}) is not a fade`);
+    const segmentS = this.ladder.segmentDurationS;
+    const took = `the last chunk took ${last.downloadS.toFixed(2)} s for ${segmentS} s of media`;
+    if (!(last.downloadS > fadeDownloadMultiplier * segmentS)) return none(`${took}: not a fade`);
     const holdS = Math.min(fadeHoldS, bufferS - fadeHoldMinBufferS);
-    if (!(holdS > 0)) return none(`the last chunk (${fmt(kbps)}) is a fade, but the buffer (${bufferS.toFixed(1)} s) has nothing above ${fadeHoldMinBufferS} s to hold on`);
+    if (!(holdS > 0)) return none(`${took}, a fade, but the buffer (${bufferS.toFixed(1)} s) has nothing above ${fadeHoldMinBufferS} s to hold on`);
     const resumeBufferS = bufferS - holdS;
     // Under dash.js's rule (buffer + one segment < target) the request goes out after holdS of playback.
-    const targetS = Math.min(maxBufferS, resumeBufferS + this.ladder.segmentDurationS);
-    return { targetS, resumeBufferS, holdS, reason: `the last chunk came back at ${fmt(kbps)}, under ${fadeTopMultiplier}x the top bitrate: the next request waits ${holdS.toFixed(1)} s` };
+    const targetS = Math.min(maxBufferS, resumeBufferS + segmentS);
+    return { targetS, resumeBufferS, holdS, reason: `${took}, more than ${fadeDownloadMultiplier}x: the next request waits ${holdS.toFixed(1)} s` };
   }
 
   /**

@@ -293,47 +293,47 @@ describe('the pace under the link (linkPaceFraction)', () => {
 });
 
 describe('the fade hold (bufferTarget)', () => {
-  /** maxBufferS 60 (the ladder's top is 1050 kbps, segments 2 s); the defaults: a 4 s hold down to 30 s of buffer, a fade under 1x the top. */
-  const config = { maxBufferS: 60 };
-  const chunk = (kbps: number, rtpKbps: number | null, phase: 'initial' | 'playing' = 'playing') => ({ sizeBytes: kbps * 250, downloadS: 2, phase, rtpKbps });
+  /** maxBufferS 60 (2 s segments); a 4 s hold down to 30 s of buffer after a chunk that took longer than it plays. */
+  const config = { maxBufferS: 60, fadeHoldS: 4, fadeHoldMinBufferS: 30, fadeDownloadMultiplier: 1 };
+  /** A top-rung chunk (262,500 bytes) downloaded in `s` seconds. */
+  const chunk = (s: number, phase: 'initial' | 'playing' = 'playing') => ({ ...top(s, phase), rtpKbps: phase === 'playing' ? 3100 : null });
   function session(last: ReturnType<typeof chunk>, overrides = {}): SammySession {
     const s = new SammySession({ ladder, config: { ...config, ...overrides } });
-    s.addSample(chunk(8000, null, 'initial'));
+    s.addSample(chunk(0.3, 'initial'));
     s.firstFrame();
     s.addSample(last);
     return s;
   }
 
-  test('after a chunk that came back under the top bitrate, the next request waits fadeHoldS of playback', () => {
-    // 800 kbps at an rtp of 3100: under 1050, a fade.
-    const t = session(chunk(800, 3100)).bufferTarget(50);
+  test('after a chunk that took longer to download than it plays, the next request waits fadeHoldS of playback', () => {
+    const t = session(chunk(2.5)).bufferTarget(50);
     expect(t).toMatchObject({ holdS: 4, resumeBufferS: 46, targetS: 48 });
-    expect(t.reason).toMatch(/came back at 800 kbps, under 1x the top bitrate: the next request waits 4.0 s/);
+    expect(t.reason).toBe('the last chunk took 2.50 s for 2 s of media, more than 1x: the next request waits 4.0 s');
     // The hold never goes below fadeHoldMinBufferS: with 32 s buffered it is 2 s; at 30 s there is none.
-    expect(session(chunk(800, 3100)).bufferTarget(32)).toMatchObject({ holdS: 2, resumeBufferS: 30, targetS: 32 });
-    const none = session(chunk(800, 3100)).bufferTarget(30);
+    expect(session(chunk(2.5)).bufferTarget(32)).toMatchObject({ holdS: 2, resumeBufferS: 30, targetS: 32 });
+    const none = session(chunk(2.5)).bufferTarget(30);
     expect(none).toMatchObject({ holdS: 0, resumeBufferS: null, targetS: 60 });
-    expect(none.reason).toMatch(/nothing above 30 s to hold on/);
+    expect(none.reason).toMatch(/a fade, but the buffer \(30.0 s\) has nothing above 30 s to hold on/);
     // The parameters are the config's.
-    expect(session(chunk(800, 3100), { fadeHoldS: 10, fadeHoldMinBufferS: 5 }).bufferTarget(12)).toMatchObject({ holdS: 7, resumeBufferS: 5 });
-    // A paced chunk at the floor (1.1x the top bitrate) that the link held under the top: a fade too.
-    expect(session(chunk(1000, 1200)).bufferTarget(50).holdS).toBe(4);
-    expect(session(chunk(1000, 1200), { fadeTopMultiplier: 0.9 }).bufferTarget(50).holdS).toBe(0);
+    expect(session(chunk(2.5), { fadeHoldS: 10, fadeHoldMinBufferS: 5 }).bufferTarget(12)).toMatchObject({ holdS: 7, resumeBufferS: 5 });
+    expect(session(chunk(1.5), { fadeDownloadMultiplier: 0.5 }).bufferTarget(50).holdS).toBe(4);
+    expect(session(chunk(2.5), { fadeDownloadMultiplier: 1.5 }).bufferTarget(50).holdS).toBe(0);
   });
 
-  test('no hold for a chunk faster than the top bitrate, in the initial phase, or with the rule off', () => {
-    expect(session(chunk(1100, null)).bufferTarget(50)).toMatchObject({ holdS: 0, resumeBufferS: null, targetS: 60 });
-    expect(session(chunk(2000, 3100)).bufferTarget(50).holdS).toBe(0);
+  test('no hold after a chunk that came faster than it plays, in the initial phase, or with the rule off', () => {
+    const fast = session(chunk(1.9)).bufferTarget(50);
+    expect(fast).toMatchObject({ holdS: 0, resumeBufferS: null, targetS: 60 });
+    expect(fast.reason).toBe('the last chunk took 1.90 s for 2 s of media: not a fade');
     // Before the first frame the buffer does not drain: nothing to hold on.
     const initial = new SammySession({ ladder, config });
-    initial.addSample(chunk(500, null, 'initial'));
+    initial.addSample(chunk(5, 'initial'));
     expect(initial.bufferTarget(50)).toMatchObject({ holdS: 0, reason: 'no playing-phase chunk yet' });
-    expect(session(chunk(800, 3100), { fadeHoldS: 0 }).bufferTarget(50)).toMatchObject({ holdS: 0, reason: 'the fade hold is off' });
+    expect(session(chunk(2.5), { fadeHoldS: 0 }).bufferTarget(50)).toMatchObject({ holdS: 0, reason: 'the fade hold is off' });
   });
 
   test('bad values are refused', () => {
     expect(() => resolveSammyConfig({ fadeHoldS: -1 })).toThrow('invalid fadeHoldS: -1 (accepted: a number in [0, 86400])');
-    expect(() => resolveSammyConfig({ fadeTopMultiplier: 1.5 })).toThrow('invalid fadeTopMultiplier: 1.5 (accepted: a number in [0, 1])');
+    expect(() => resolveSammyConfig({ fadeDownloadMultiplier: 0 })).toThrow('invalid fadeDownloadMultiplier: 0 (accepted: a number in (0, 100])');
   });
 });
 

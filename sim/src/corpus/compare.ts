@@ -28,6 +28,8 @@ export interface ArmFigures {
   minPlayingRtpKbps: number | null;
   /** Seconds the video's downloads filled the link (session.ts `linkFilledS`). */
   linkFilledS: number;
+  /** The delay the video adds to a neighbour, in full queues (session.ts `neighbourDelayQueues`). */
+  neighbourDelayQueues: number;
 }
 
 export interface TraceComparison {
@@ -57,6 +59,7 @@ export function figures(q: SimSessionQoE): ArmFigures {
     chunkThroughputKbps: q.chunkThroughputKbps,
     minPlayingRtpKbps: q.sim.playingRtpKbps?.min ?? null,
     linkFilledS: q.sim.linkFilledS,
+    neighbourDelayQueues: q.sim.neighbourDelayQueues,
   };
 }
 
@@ -86,6 +89,7 @@ function meanFigures(list: ArmFigures[]): ArmFigures {
     chunkThroughputKbps: pick('chunkThroughputKbps'),
     minPlayingRtpKbps: pick('minPlayingRtpKbps'),
     linkFilledS: pick('linkFilledS') ?? 0,
+    neighbourDelayQueues: pick('neighbourDelayQueues') ?? 0,
   };
 }
 
