@@ -25,6 +25,8 @@ export interface StartSession {
   avgBitrateKbps: number;
   chunkThroughputKbps: number | null;
   switchCount: number;
+  /** The delay it adds to a neighbour, in full queues (session.ts `neighbourDelayQueues`). */
+  neighbourDelayQueues: number;
 }
 
 export interface StartRow {
@@ -40,6 +42,9 @@ export interface AgainstControl {
   /** Starts where its time-average bitrate was below control's, and above it. */
   bitrateLower: number;
   bitrateHigher: number;
+  /** Starts where the delay it adds to a neighbour was below control's, and above it. */
+  neighbourDelayLower: number;
+  neighbourDelayHigher: number;
 }
 
 export interface ArmStartsSummary {
@@ -50,6 +55,7 @@ export interface ArmStartsSummary {
   /** Mean over the starts with playing-phase chunks; null with none. */
   chunkThroughputKbps: number | null;
   switchCount: number;
+  neighbourDelayQueues: number;
   /** Starts whose session stalled at all. */
   stalledStarts: number;
   againstControl: AgainstControl | null;
@@ -112,7 +118,7 @@ export function runStarts(o: StartsOptions): StartsResult {
     const sessions: StartRow['sessions'] = {};
     for (const arm of o.arms) {
       const q = simulateSession({ trace, sidecar: o.sidecar, durationS: o.durationS, arm: armFactory(arm, o.armOptions) });
-      sessions[arm] = { rebufferS: q.rebufferS, avgBitrateKbps: q.avgBitrateKbps, chunkThroughputKbps: q.chunkThroughputKbps, switchCount: q.switchCount };
+      sessions[arm] = { rebufferS: q.rebufferS, avgBitrateKbps: q.avgBitrateKbps, chunkThroughputKbps: q.chunkThroughputKbps, switchCount: q.switchCount, neighbourDelayQueues: q.sim.neighbourDelayQueues };
     }
     return { startS, sessions };
   });
@@ -127,6 +133,8 @@ export function runStarts(o: StartsOptions): StartsResult {
         rebufferedLess: pairs.filter(([a, c]) => a.rebufferS < c.rebufferS - STALL_TOLERANCE_S).length,
         bitrateLower: pairs.filter(([a, c]) => a.avgBitrateKbps < c.avgBitrateKbps).length,
         bitrateHigher: pairs.filter(([a, c]) => a.avgBitrateKbps > c.avgBitrateKbps).length,
+        neighbourDelayLower: pairs.filter(([a, c]) => a.neighbourDelayQueues < c.neighbourDelayQueues).length,
+        neighbourDelayHigher: pairs.filter(([a, c]) => a.neighbourDelayQueues > c.neighbourDelayQueues).length,
       };
     };
     return {
@@ -135,6 +143,7 @@ export function runStarts(o: StartsOptions): StartsResult {
       avgBitrateKbps: mean(own.map((s) => s.avgBitrateKbps))!,
       chunkThroughputKbps: mean(throughputs),
       switchCount: mean(own.map((s) => s.switchCount))!,
+      neighbourDelayQueues: mean(own.map((s) => s.neighbourDelayQueues))!,
       stalledStarts: own.filter((s) => s.rebufferS > 0).length,
       againstControl: against(),
     };
@@ -152,13 +161,13 @@ export function startsMarkdown(result: StartsResult, title: string): string {
   const lines = [
     `# ${title}`,
     '',
-    `${result.rows.length} sessions per arm, ${'count' in result.spacing ? 'spread evenly over' : `one from every ${result.spacing.everyS} s of`} the trace's ${result.passS.toFixed(1)} s pass. Means over the starts; against control: in how many starts the arm's session did worse or better than control's from the same start (rebuffering by more than ${STALL_TOLERANCE_S} s).`,
+    `${result.rows.length} sessions per arm, ${'count' in result.spacing ? 'spread evenly over' : `one from every ${result.spacing.everyS} s of`} the trace's ${result.passS.toFixed(1)} s pass. Means over the starts; against control: in how many starts the arm's session did worse or better than control's from the same start (rebuffering by more than ${STALL_TOLERANCE_S} s). Neighbour delay: the mean delay the video adds to a neighbour sending a ninth of the trace's mean rate, in full queues at that rate (the simulator's queue model).`,
     '',
-    '| arm | rebuffer time (s) | starts with a stall | time-average bitrate (kbps) | playing-phase chunk throughput (kbps) | switches | rebuffered more / less than control | bitrate lower / higher than control |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| arm | rebuffer time (s) | starts with a stall | time-average bitrate (kbps) | playing-phase chunk throughput (kbps) | switches | neighbour delay (full queues) | rebuffered more / less than control | bitrate lower / higher than control | neighbour delay lower / higher than control |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...result.summary.map((s) => {
       const a = s.againstControl;
-      return `| ${s.arm} | ${s.rebufferS.toFixed(2)} | ${s.stalledStarts} of ${result.rows.length} | ${s.avgBitrateKbps.toFixed(0)}${s.arm === 'control' ? '' : ratio(s.avgBitrateKbps, control?.avgBitrateKbps)} | ${fixed(s.chunkThroughputKbps, 0)}${s.arm === 'control' ? '' : change(s.chunkThroughputKbps, control?.chunkThroughputKbps)} | ${s.switchCount.toFixed(1)} | ${a ? `${a.rebufferedMore} / ${a.rebufferedLess}` : '–'} | ${a ? `${a.bitrateLower} / ${a.bitrateHigher}` : '–'} |`;
+      return `| ${s.arm} | ${s.rebufferS.toFixed(2)} | ${s.stalledStarts} of ${result.rows.length} | ${s.avgBitrateKbps.toFixed(0)}${s.arm === 'control' ? '' : ratio(s.avgBitrateKbps, control?.avgBitrateKbps)} | ${fixed(s.chunkThroughputKbps, 0)}${s.arm === 'control' ? '' : change(s.chunkThroughputKbps, control?.chunkThroughputKbps)} | ${s.switchCount.toFixed(1)} | ${s.neighbourDelayQueues.toFixed(3)} | ${a ? `${a.rebufferedMore} / ${a.rebufferedLess}` : '–'} | ${a ? `${a.bitrateLower} / ${a.bitrateHigher}` : '–'} | ${a ? `${a.neighbourDelayLower} / ${a.neighbourDelayHigher}` : '–'} |`;
     }),
     '',
     `| start (s) | ${result.summary.map((s) => `${s.arm}: rebuffer s, kbps`).join(' | ')} |`,

@@ -61,7 +61,7 @@ describe('runStarts', () => {
     for (const row of [result.rows[5]!, result.rows[11]!]) {
       for (const arm of ['sammy', 'control'] as const) {
         const q = simulateSession({ trace: startTraceAt(trace, row.startS), sidecar: labSidecar, durationS: 60, arm: armFactory(arm, options) });
-        expect(row.sessions[arm]).toEqual({ rebufferS: q.rebufferS, avgBitrateKbps: q.avgBitrateKbps, chunkThroughputKbps: q.chunkThroughputKbps, switchCount: q.switchCount });
+        expect(row.sessions[arm]).toEqual({ rebufferS: q.rebufferS, avgBitrateKbps: q.avgBitrateKbps, chunkThroughputKbps: q.chunkThroughputKbps, switchCount: q.switchCount, neighbourDelayQueues: q.sim.neighbourDelayQueues });
       }
     }
     // The starts meet different links: the dips cost bitrate that the fast stretches do not.
@@ -83,7 +83,10 @@ describe('runStarts', () => {
       rebufferedLess: pairs.filter(([s, c]) => c.rebufferS - s.rebufferS > STALL_TOLERANCE_S).length,
       bitrateLower: pairs.filter(([s, c]) => s.avgBitrateKbps < c.avgBitrateKbps).length,
       bitrateHigher: pairs.filter(([s, c]) => s.avgBitrateKbps > c.avgBitrateKbps).length,
+      neighbourDelayLower: pairs.filter(([s, c]) => s.neighbourDelayQueues < c.neighbourDelayQueues).length,
+      neighbourDelayHigher: pairs.filter(([s, c]) => s.neighbourDelayQueues > c.neighbourDelayQueues).length,
     });
+    expect(sammy!.neighbourDelayQueues).toBeCloseTo(avg((r) => r.sessions.sammy!.neighbourDelayQueues), 9);
     expect(sammy!.stalledStarts).toBe(result.rows.filter((r) => r.sessions.sammy!.rebufferS > 0).length);
   });
 
