@@ -45,6 +45,8 @@ export interface VideoMetrics {
   mediaErrors?: number | null;
   /** Video chunks fetched again after Sammy's stalled-download rule gave their request up; null for arms without the Sammy core. */
   abandonedChunks?: number | null;
+  /** Seconds of playback Sammy's fade hold made requests wait, summed over the session (its chunks' `holdS`); null for arms without the Sammy core. */
+  fadeHoldS?: number | null;
   /** Trace links with an outage (>= 1 s without capacity) in the session: 1 if playback went on after it, else 0. */
   resumedAfterOutage?: number;
   /** The same: from the outage's end until the playhead moved again (0 if it never stopped; to the 0.5 s sampling). */
@@ -67,6 +69,7 @@ export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue:
   const retrans = rows.reduce((a, r) => a + (r[6] ?? 0), 0);
   const rtps = (qoe?.chunks ?? []).filter((c) => c.phase === 'playing' && c.rtpKbps !== null).map((c) => c.rtpKbps!);
   const delay = mean(queue.map((q) => queueDelayMsOf(q, rateMbps)));
+  const sammyCore = qoe !== null && ARM_REGISTRY[qoe.arm]?.bitrate === 'sammy';
   return {
     chunkThroughputKbps: qoe ? playingChunkThroughputKbps(qoe) : null,
     videoRttMs: mean(withRtt),
@@ -79,7 +82,8 @@ export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue:
     queueDelayMs: delay,
     meanRtpKbps: mean(rtps),
     mediaErrors: qoe?.mediaErrors ?? null,
-    abandonedChunks: qoe && ARM_REGISTRY[qoe.arm]?.bitrate === 'sammy' ? qoe.chunks.filter((c) => (c.abandonedBytes ?? 0) > 0).length : null,
+    abandonedChunks: sammyCore ? qoe.chunks.filter((c) => (c.abandonedBytes ?? 0) > 0).length : null,
+    fadeHoldS: sammyCore ? qoe.chunks.reduce((s, c) => s + (c.holdS ?? 0), 0) : null,
   };
 }
 
