@@ -179,10 +179,11 @@ test.describe.serial('player over loopback, every arm', () => {
     });
 
     test(`${label('sammy')}: the fade hold moves the player's own buffer target: after a slow chunk the next request waits the hold`, async () => {
-      // Every paced chunk counts as a fade here (it took more than 0.02 x its 2 s), so
-      // after each one the next request must wait min(3 s, buffer - 1 s) of playback;
-      // without the hold the player, far under its 12 s target, asks at once.
-      const config = { ...CONFIG, fadeHoldS: 3, fadeHoldMinBufferS: 1, fadeDownloadMultiplier: 0.02 };
+      // Nearly every paced chunk counts as a fade here (one that took more than 0.005 x
+      // its 2 s, 10 ms), so after each one the next request must wait min(3 s, buffer -
+      // 1 s) of playback; without the hold the player, far under its 12 s target, asks at once.
+      const fadeDownloadMultiplier = 0.005;
+      const config = { ...CONFIG, fadeHoldS: 3, fadeHoldMinBufferS: 1, fadeDownloadMultiplier };
       const r = await runOn('sammy', 'hold', { config, playS: 16 });
       expect(r.session.pageErrors).toEqual([]);
       const { chunks } = r.session.qoe;
@@ -191,7 +192,8 @@ test.describe.serial('player over loopback, every arm', () => {
       let checked = 0;
       for (const c of chunks.filter((x) => x.phase === 'playing')) {
         const expected = Math.min(3, c.bufferAfterS - 1);
-        if (expected <= 0) {
+        // A small chunk at a high rtp can land within 10 ms on loopback: not a fade.
+        if (expected <= 0 || c.downloadS <= fadeDownloadMultiplier * 2) {
           expect(c.holdS, `chunk ${c.index}`).toBeUndefined();
           continue;
         }

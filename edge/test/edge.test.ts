@@ -35,9 +35,9 @@ describeEdge('pacing through a Traffic Server edge', () => {
   let edgeLog: string;
   let originLog: string;
 
-  /** The edge's telemetry line of a response: the `nth` (from 0) for that path on the client's connection. */
-  const lineOf = (r: TimedResponse, path: string, nth = 0): Promise<ResponseTelemetry> =>
-    waitFor(() => readTelemetry(edgeLog).filter((t) => t.remotePort === r.localPort && t.path === path)[nth] ?? null, 5000);
+  /** The edge's telemetry line of a response: its path, on the client's port, written after the request started. */
+  const lineOf = (r: TimedResponse, path: string): Promise<ResponseTelemetry> =>
+    waitFor(() => readTelemetry(edgeLog).find((t) => t.remotePort === r.localPort && t.time >= r.startedAtEpochMs && t.path === path) ?? null, 5000);
 
   beforeAll(async () => {
     mediaDir = makeDir({ 'big.m4s': big, 'small.m4s': small, 'other.m4s': randomFile(4 * MB) });
@@ -83,7 +83,7 @@ describeEdge('pacing through a Traffic Server edge', () => {
       expect(pacedLine.durationMs).toBeGreaterThan(0.85 * 2000 - 200);
       expect(typeof pacedLine.rttUs).toBe('number');
       expect(typeof pacedLine.retransmits).toBe('number');
-      const unpacedLine = await lineOf(unpaced, '/media/big.m4s', 1);
+      const unpacedLine = await lineOf(unpaced, '/media/big.m4s');
       expect(unpacedLine).toMatchObject({ pacing: 'unpaced', rtpKbps: null, appliedRateKbps: null, maxPacingRateBytesPerS: 'unlimited', cacheLookup: 'hit-fresh' });
     } finally {
       agent.destroy();
@@ -140,6 +140,7 @@ describeEdge('pacing through a Traffic Server edge', () => {
 
   test('clients that vanish mid-response or before it: the edge keeps pacing the others, the line says aborted', async () => {
     // A player that goes away 2 MB into a paced 10 MB response (a reset: the quickest way out).
+    const startedAtEpochMs = Date.now();
     const vanished = await new Promise<number>((resolve, reject) => {
       let gone = false;
       const req = http.get({ host: '127.0.0.1', port: edge.port, path: '/media/big.m4s', agent: false, headers: { 'CMCD-Status': `rtp=${RTP_KBPS}` } }, (res) => {
@@ -156,7 +157,7 @@ describeEdge('pacing through a Traffic Server edge', () => {
       });
       req.on('error', (err) => gone || reject(err));
     });
-    const line = await waitFor(() => readTelemetry(edgeLog).find((t) => t.remotePort === vanished) ?? null, 10_000);
+    const line = await waitFor(() => readTelemetry(edgeLog).find((t) => t.remotePort === vanished && t.time >= startedAtEpochMs) ?? null, 10_000);
     expect(line).toMatchObject({ path: '/media/big.m4s', pacing: 'paced', aborted: true });
     expect(line.bytes).toBeLessThan(10 * MB);
     // 50 connections that send a request and reset at once.

@@ -32,6 +32,7 @@ describeLinux.each([['kernel'], ['app']] as const)('the response after a paced o
   });
 
   test('starts at once, while the paced one still took its paced time and counted its own bytes', async () => {
+    const startedAtEpochMs = Date.now();
     const conn = await Http1Connection.open('127.0.0.1', server.port);
     try {
       // Linux never paces a connection's first 10 packets (640 KB on loopback): use them up unpaced.
@@ -49,7 +50,7 @@ describeLinux.each([['kernel'], ['app']] as const)('the response after a paced o
 
       const localPort = conn.socket.localPort!;
       const lines = await waitFor(() => {
-        const mine = server.logs.media().filter((t) => t.remotePort === localPort);
+        const mine = server.logs.mediaOf({ localPort, startedAtEpochMs });
         return mine.length === 3 ? mine : null;
       });
       // Both body paths hold the last byte back (npm test runs this suite on each).

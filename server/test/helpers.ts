@@ -49,6 +49,30 @@ export class LogCapture {
   waitForMedia(match: (t: ResponseTelemetry) => boolean, timeoutMs = 5000): Promise<ResponseTelemetry> {
     return waitFor(() => this.media().find(match) ?? null, timeoutMs);
   }
+
+  /**
+   * The line of the response `res` received: same client port, written after the
+   * request started (a port the kernel handed out again may have an older line).
+   */
+  waitForResponse(exchange: ClientExchange, match: (t: ResponseTelemetry) => boolean = () => true, timeoutMs = 5000): Promise<ResponseTelemetry> {
+    return this.waitForMedia((t) => isOf(t, exchange) && match(t), timeoutMs);
+  }
+
+  /** Every media response line of one client connection so far (see waitForResponse). */
+  mediaOf(exchange: ClientExchange): ResponseTelemetry[] {
+    return this.media().filter((t) => isOf(t, exchange));
+  }
+}
+
+/** A client connection as the server's log lines name it. */
+export interface ClientExchange {
+  localPort: number;
+  /** Date.now() before the connection was opened. */
+  startedAtEpochMs: number;
+}
+
+function isOf(t: ResponseTelemetry, exchange: ClientExchange): boolean {
+  return t.remotePort === exchange.localPort && t.time >= exchange.startedAtEpochMs;
 }
 
 /** Polls `probe` until it returns something other than null. */
@@ -89,12 +113,13 @@ export async function startServer(input: ServerOptionsInput, deps: AppDependenci
  * response, then for the server's telemetry line of each (by the client's port).
  */
 export async function pipelinedExchange(server: RunningServer, heads: string[], o: { tls?: boolean } = {}): Promise<{ responses: Http1Response[]; lines: ResponseTelemetry[] }> {
+  const startedAtEpochMs = Date.now();
   const conn = await Http1Connection.open('127.0.0.1', server.port, o);
   try {
     const responses = await Promise.all(conn.send(heads));
-    const localPort = conn.socket.localPort!;
+    const exchange = { localPort: conn.socket.localPort!, startedAtEpochMs };
     const lines = await waitFor(() => {
-      const mine = server.logs.media().filter((t) => t.remotePort === localPort);
+      const mine = server.logs.mediaOf(exchange);
       return mine.length === heads.length ? mine : null;
     });
     return { responses, lines };
@@ -103,13 +128,12 @@ export async function pipelinedExchange(server: RunningServer, heads: string[], 
   }
 }
 
-export interface TimedResponse {
+export interface TimedResponse extends ClientExchange {
   status: number;
   headers: http.IncomingHttpHeaders;
   bytes: number;
   body: Buffer | null;
   elapsedMs: number;
-  localPort: number;
   /** Bytes per second from the moment `markBytes` had arrived to the last byte. */
   rateAfterMarkBytesPerS: number;
 }
@@ -130,6 +154,7 @@ export function timedGet(port: number, path: string, o: GetOptions = {}): Promis
   const markBytes = o.markBytes ?? MB;
   return new Promise((resolve, reject) => {
     const startMs = performance.now();
+    const startedAtEpochMs = Date.now();
     const request = o.ca === undefined ? http.request : https.request;
     const req = request(
       { host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers: o.headers ?? {}, agent: o.agent ?? false, ...(o.ca && { ca: o.ca }) },
@@ -157,6 +182,7 @@ export function timedGet(port: number, path: string, o: GetOptions = {}): Promis
             body: o.keepBody ? Buffer.concat(chunks) : null,
             elapsedMs: endMs - startMs,
             localPort,
+            startedAtEpochMs,
             rateAfterMarkBytesPerS: spanS > 0 ? (bytes - bytesAtMark) / spanS : Infinity,
           });
         });

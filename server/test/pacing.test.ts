@@ -43,7 +43,7 @@ describeLinux('pacing a response at the CMCD rtp (kernel mechanism)', () => {
     expect(unpaced.headers['server-timing']).toBe('pace;dur=0;desc="unpaced"');
     expect(unpaced.rateAfterMarkBytesPerS).toBeGreaterThan(10 * paced.rateAfterMarkBytesPerS);
 
-    const line = await server.logs.waitForMedia((t) => t.remotePort === paced.localPort);
+    const line = await server.logs.waitForResponse(paced);
     expect(line).toMatchObject({ pacing: 'paced', rtpKbps: RTP_KBPS, appliedRateKbps: RTP_KBPS, burstMechanism: 'kernel', bytes: 10 * MB });
     expect(line.maxPacingRateBytesPerS).toBe(RATE_BYTES_PER_S);
   }, 30_000);
@@ -66,7 +66,7 @@ describeLinux('pacing a response at the CMCD rtp (kernel mechanism)', () => {
 
       // The last attempt's two lines: one per request on this connection and attempt.
       const lines = await waitFor(() => {
-        const mine = server.logs.media().filter((t) => t.remotePort === first.localPort);
+        const mine = server.logs.mediaOf(first);
         const four = mine.filter((t) => t.path === '/media/four.m4s');
         const big = mine.filter((t) => t.path === '/media/big.m4s');
         return big.length > 0 && big.length === four.length ? ([four.at(-1)!, big.at(-1)!] as const) : null;
@@ -114,7 +114,7 @@ describeLinux('pacing with application-timed bursts (--burst-mode app)', () => {
     expect(paced.bytes).toBe(5 * MB);
     expect(paced.rateAfterMarkBytesPerS / RATE_BYTES_PER_S).toBeGreaterThan(0.9);
     expect(paced.rateAfterMarkBytesPerS / RATE_BYTES_PER_S).toBeLessThan(1.1);
-    const line = await server.logs.waitForMedia((t) => t.remotePort === paced.localPort);
+    const line = await server.logs.waitForResponse(paced);
     // The writer holds the rate; the kernel's cap sits at twice it (APP_KERNEL_CAP_FACTOR).
     expect(line).toMatchObject({ burstMechanism: 'app', trainPackets: 4, maxPacingRateBytesPerS: 2 * RATE_BYTES_PER_S, bytes: 5 * MB });
   }, 30_000);

@@ -6,17 +6,16 @@ import net from 'node:net';
 import { requestHead, type Http1Response } from '../bench/http1.js';
 import { loadSocketControl } from '../src/socket.js';
 import type { ResponseTelemetry } from '../src/telemetry.js';
-import { MB, makeDir, measureUntil, pipelinedExchange, randomFile, removeDir, startServer, waitFor, type RunningServer } from './helpers.js';
+import { MB, makeDir, measureUntil, pipelinedExchange, randomFile, removeDir, startServer, waitFor, type ClientExchange, type RunningServer } from './helpers.js';
 
 const control = loadSocketControl();
 const describeLinux = control.available ? describe : describe.skip;
 if (!control.available) console.log(`SKIP: pipelining tests need SO_MAX_PACING_RATE: ${control.unavailableReason}`);
 
-interface Arrival {
+interface Arrival extends ClientExchange {
   /** Milliseconds after the requests were written when each byte count was reached. */
   atMs: Array<[number, number]>;
   totalBytes: number;
-  localPort: number;
 }
 
 /**
@@ -26,6 +25,7 @@ interface Arrival {
  */
 function pipelined(port: number, heads: string[], expectBytes: number): Promise<Arrival> {
   return new Promise((resolve, reject) => {
+    const startedAtEpochMs = Date.now();
     const socket = net.connect(port, '127.0.0.1', () => {
       const startMs = performance.now();
       const atMs: Array<[number, number]> = [];
@@ -39,7 +39,7 @@ function pipelined(port: number, heads: string[], expectBytes: number): Promise<
           quiet = setTimeout(() => {
             const localPort = socket.localPort!;
             socket.end();
-            resolve({ atMs, totalBytes: total, localPort });
+            resolve({ atMs, totalBytes: total, localPort, startedAtEpochMs });
           }, 200);
         }
       });
@@ -73,7 +73,7 @@ describeLinux.each([['kernel'], ['app']] as const)('two pipelined paced requests
     const run = async () => {
       const arrival = await pipelined(server.port, [head('/media/first.m4s', 16_000), head('/media/second.m4s', 32_000)], FIRST_BYTES + SECOND_BYTES);
       const lines = await waitFor(() => {
-        const mine = server.logs.media().filter((t) => t.remotePort === arrival.localPort);
+        const mine = server.logs.mediaOf(arrival);
         return mine.length === 2 ? mine : null;
       });
       return { arrival, first: lines.find((t) => t.path === '/media/first.m4s')!, second: lines.find((t) => t.path === '/media/second.m4s')! };
@@ -102,7 +102,7 @@ describeLinux.each([['kernel'], ['app']] as const)('two pipelined paced requests
   test('a media response pipelined behind a non-media one starts when Node gives it the socket', async () => {
     const heads = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n${head('/media/second.m4s', 32_000)}`;
     const arrival = await pipelined(server.port, [heads], SECOND_BYTES);
-    const line = await server.logs.waitForMedia((t) => t.remotePort === arrival.localPort);
+    const line = await server.logs.waitForResponse(arrival);
     expect(line).toMatchObject({ aborted: false, pacing: 'paced', appliedRateKbps: 32_000, bytes: SECOND_BYTES });
   }, 30_000);
 
@@ -142,7 +142,7 @@ describeLinux.each([['kernel'], ['app']] as const)('two pipelined paced requests
     const arrival = await pipelined(server.port, files.map((f) => head(`/media/${f}`, 400_000)), total);
     expect(arrival.totalBytes).toBeGreaterThanOrEqual(total);
     const lines = await waitFor(() => {
-      const mine = server.logs.media().filter((t) => t.remotePort === arrival.localPort);
+      const mine = server.logs.mediaOf(arrival);
       return mine.length === files.length ? mine : null;
     });
     expect(lines.map((t) => t.path)).toEqual(files.map((f) => `/media/${f}`));

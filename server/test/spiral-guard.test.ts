@@ -57,7 +57,7 @@ describeLinux('the spiral guard on real sockets', () => {
     const res = await timedGet(s.port, '/media/seg.m4s', { headers });
     expect(res.status).toBe(200);
     expect(res.bytes).toBe(2 * MB);
-    return { res, line: await s.logs.waitForMedia((t) => t.remotePort === res.localPort) };
+    return { res, line: await s.logs.waitForResponse(res) };
   }
 
   async function raisedCount(s: RunningServer, basis: string): Promise<number> {

@@ -51,7 +51,7 @@ describeTls.each([['kernel'], ['app']] as const)('HTTPS with --burst-mode %s', (
     expect([paced.status, paced.bytes, paced.headers['server-timing']]).toEqual([200, 10 * MB, `pace;dur=${RTP_KBPS};desc="paced"`]);
     expect(paced.rateAfterMarkBytesPerS / RATE_BYTES_PER_S).toBeGreaterThan(0.9);
     expect(paced.rateAfterMarkBytesPerS / RATE_BYTES_PER_S).toBeLessThan(1.1);
-    const line = await server.logs.waitForMedia((t) => t.remotePort === paced.localPort);
+    const line = await server.logs.waitForResponse(paced);
     // Node encrypts every byte: HTTPS bodies take the stream path, whatever --body-path auto finds.
     expect(line).toMatchObject({ pacing: 'paced', appliedRateKbps: RTP_KBPS, burstMechanism: burstMode, bytes: 10 * MB, aborted: false, bodyPath: 'stream' });
     expect(server.app.sammy.sender).toBeNull();
@@ -77,7 +77,7 @@ describeTls.each([['kernel'], ['app']] as const)('HTTPS with --burst-mode %s', (
       );
       expect(second.localPort).toBe(first.localPort);
       expect(second.rateAfterMarkBytesPerS).toBeGreaterThan(10 * RATE_BYTES_PER_S);
-      const line = await server.logs.waitForMedia((t) => t.remotePort === second.localPort && t.path === '/media/big.m4s');
+      const line = await server.logs.waitForResponse(second, (t) => t.path === '/media/big.m4s');
       expect(line).toMatchObject({ pacing: 'unpaced', maxPacingRateBytesPerS: 'unlimited', bytes: 10 * MB });
     } finally {
       agent.destroy();

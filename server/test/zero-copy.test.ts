@@ -10,7 +10,7 @@ import net from 'node:net';
 import { buildApp } from '../src/app.js';
 import type { BurstMode } from '../src/options.js';
 import { loadSendfileBinding } from '../src/sendfile-binding.js';
-import { LogCapture, MB, makeDir, metricValue, randomFile, removeDir, sleep, startServer, timedGet, waitFor, type RunningServer } from './helpers.js';
+import { LogCapture, MB, makeDir, metricValue, randomFile, removeDir, sleep, startServer, timedGet, waitFor, type ClientExchange, type RunningServer } from './helpers.js';
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
@@ -46,8 +46,9 @@ async function get(server: RunningServer, path: string, headers: Record<string, 
 }
 
 /** Reads a response until `stopAtBodyBytes` body bytes have come, then resets the connection. */
-function readThenReset(port: number, path: string, headers: string, stopAtBodyBytes: number): Promise<{ body: Buffer; localPort: number }> {
+function readThenReset(port: number, path: string, headers: string, stopAtBodyBytes: number): Promise<{ body: Buffer } & ClientExchange> {
   return new Promise((resolve, reject) => {
+    const startedAtEpochMs = Date.now();
     const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}\r\n`));
     let data = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
@@ -56,7 +57,7 @@ function readThenReset(port: number, path: string, headers: string, stopAtBodyBy
       if (headEnd === -1 || data.length - headEnd - 4 < stopAtBodyBytes || socket.destroyed) return;
       const localPort = socket.localPort!;
       socket.resetAndDestroy();
-      resolve({ body: data.subarray(headEnd + 4), localPort });
+      resolve({ body: data.subarray(headEnd + 4), localPort, startedAtEpochMs });
     });
     socket.on('error', reject);
   });
@@ -116,7 +117,7 @@ describeZeroCopy.each([['kernel'], ['app']] as Array<[BurstMode]>)('zero-copy bo
         const res = await get(server, `/media/${name}`, headers);
         expect([name, res.status, res.bytes]).toEqual([name, 200, content.length]);
         expect(sha256(res.body!)).toBe(sha256(content));
-        const line = await server.logs.waitForMedia((t) => t.remotePort === res.localPort);
+        const line = await server.logs.waitForResponse(res);
         expect(line).toMatchObject({ bodyPath: 'sendfile', bytes: content.length, aborted: false });
       }
     }
@@ -131,7 +132,7 @@ describeZeroCopy.each([['kernel'], ['app']] as Array<[BurstMode]>)('zero-copy bo
     // reads TCP_INFO on its duplicate when that byte has left.
     const res = await get(server, '/media/big.m4s', { 'CMCD-Status': 'rtp=40000', Connection: 'close' });
     expect(sha256(res.body!)).toBe(sha256(BIG));
-    const line = await server.logs.waitForMedia((t) => t.remotePort === res.localPort);
+    const line = await server.logs.waitForResponse(res);
     expect(line).toMatchObject({ bodyPath: 'sendfile', pacing: 'paced', aborted: false, bytes: BIG.length });
     expect(line.maxPacingRateBytesPerS).toBe((burstMode === 'app' ? 2 : 1) * 5 * MB);
     expect(line.bytesSent).toBeGreaterThanOrEqual(BIG.length);
@@ -155,7 +156,7 @@ describeZeroCopy.each([['kernel'], ['app']] as Array<[BurstMode]>)('zero-copy bo
         const res = await get(server, '/media/big.m4s', headers);
         expect([range, res.status, res.headers['content-range']]).toEqual([range, 206, `bytes ${from}-${to - 1}/${size}`]);
         expect(sha256(res.body!)).toBe(sha256(BIG.subarray(from, to)));
-        const line = await server.logs.waitForMedia((t) => t.remotePort === res.localPort);
+        const line = await server.logs.waitForResponse(res);
         expect(line).toMatchObject({ bodyPath: 'sendfile', status: 206, bytes: to - from, aborted: false });
       }
     }
@@ -168,7 +169,7 @@ describeZeroCopy.each([['kernel'], ['app']] as Array<[BurstMode]>)('zero-copy bo
     const fdsBefore = openFds();
     // 5 MB/s: the client leaves about 0.4 s into a 1.2 s transfer.
     const cut = await readThenReset(server.port, '/media/big.m4s', 'CMCD-Status: rtp=40000\r\n', 2 * MB);
-    const cutLine = await server.logs.waitForMedia((t) => t.remotePort === cut.localPort);
+    const cutLine = await server.logs.waitForResponse(cut);
     expect(cutLine).toMatchObject({ bodyPath: 'sendfile', aborted: true, pacing: 'paced' });
     expect(cutLine.bytes).toBeGreaterThanOrEqual(cut.body.length);
     expect(cutLine.bytes).toBeLessThan(BIG.length);
@@ -269,6 +270,7 @@ describeZeroCopy("Node's idle timer while the kernel sends", () => {
 
   test('a client that stops reading is cut within two idle timeouts of stalling, leaving nothing behind', async () => {
     const startMs = performance.now();
+    const startedAtEpochMs = Date.now();
     const socket = net.connect(server.port, '127.0.0.1', () => {
       socket.write('GET /media/big.m4s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
       // Read nothing: the kernel fills both buffers, then the transfer stalls.
@@ -278,7 +280,7 @@ describeZeroCopy("Node's idle timer while the kernel sends", () => {
     await new Promise((resolve) => socket.once('connect', resolve));
     const localPort = socket.localPort!;
     try {
-      const line = await server.logs.waitForMedia((t) => t.remotePort === localPort, 10_000);
+      const line = await server.logs.waitForResponse({ localPort, startedAtEpochMs }, () => true, 10_000);
       expect(performance.now() - startMs).toBeLessThan(4 * IDLE_MS);
       expect(line).toMatchObject({ bodyPath: 'sendfile', aborted: true });
       expect(line.bytes).toBeLessThan(BIG.length);
@@ -306,7 +308,7 @@ describe('where the zero-copy sender cannot start', () => {
       for (let i = 0; i < 2; i++) {
         const res = await get(server, '/media/seg.m4s', { 'CMCD-Status': 'rtp=8000' });
         expect(sha256(res.body!)).toBe(sha256(FILES['seg.m4s']!));
-        expect(await logs.waitForMedia((t) => t.remotePort === res.localPort)).toMatchObject({ bodyPath: 'stream' });
+        expect(await logs.waitForResponse(res)).toMatchObject({ bodyPath: 'stream' });
       }
       expect(logs.lines.filter((l) => String(l['msg']).includes('zero-copy sender unavailable'))).toHaveLength(1);
       expect(JSON.parse((await get(server, '/healthz')).body!.toString())).toMatchObject({ bodyPath: 'stream' });
@@ -336,7 +338,7 @@ describe('where the zero-copy sender cannot start', () => {
     try {
       expect(server.app.sammy.sender).toBeNull();
       const res = await get(server, '/media/seg.m4s');
-      expect(await server.logs.waitForMedia((t) => t.remotePort === res.localPort)).toMatchObject({ bodyPath: 'stream' });
+      expect(await server.logs.waitForResponse(res)).toMatchObject({ bodyPath: 'stream' });
     } finally {
       await server.close();
       removeDir(dir);

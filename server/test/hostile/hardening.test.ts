@@ -18,6 +18,7 @@ import {
   startServer,
   timedGet,
   waitFor,
+  type ClientExchange,
   type RunningServer,
 } from '../helpers.js';
 
@@ -107,7 +108,7 @@ describe('hostile input', () => {
       expect(res.status).toBe(200);
       expect(res.bytes).toBe(SEGMENT_BYTES);
       expect(res.headers['server-timing']).toBe(serverTiming);
-      const line = await server.logs.waitForMedia((t) => t.remotePort === res.localPort);
+      const line = await server.logs.waitForResponse(res);
       if (problem === null) expect(line.cmcdProblem).toBeNull();
       else expect(line.cmcdProblem).toContain(problem);
       await expectStillServing(server);
@@ -186,7 +187,7 @@ describe('hostile input', () => {
     expect(res.status).toBe(200);
     expect(res.bytes).toBe(4 * MB);
     expect(res.elapsedMs).toBeGreaterThan(3 * SHORT_LIMITS.keepAliveTimeoutMs);
-    const line = await server.logs.waitForMedia((t) => t.remotePort === res.localPort);
+    const line = await server.logs.waitForResponse(res);
     expect(line).toMatchObject({ aborted: false, pacing: 'paced', bytes: 4 * MB, maxPacingRateBytesPerS: 1_000_000 });
     await expectStillServing(server);
   }, 15_000);
@@ -255,8 +256,9 @@ const describeLinux = control.available ? describe : describe.skip;
 if (!control.available) console.log(`SKIP: aborted-transfer tests need SO_MAX_PACING_RATE: ${control.unavailableReason}`);
 
 /** Reads `readBytes` of a paced body, then drops the connection. Returns the client's local port. */
-function readThenAbort(port: number, path: string, rtpKbps: number, readBytes: number): Promise<number> {
+function readThenAbort(port: number, path: string, rtpKbps: number, readBytes: number): Promise<ClientExchange> {
   return new Promise((resolve, reject) => {
+    const startedAtEpochMs = Date.now();
     const socket = net.connect(port, '127.0.0.1', () => {
       socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nCMCD-Status: rtp=${rtpKbps}\r\n\r\n`);
     });
@@ -266,7 +268,7 @@ function readThenAbort(port: number, path: string, rtpKbps: number, readBytes: n
       if (got >= readBytes) {
         const localPort = socket.localPort!;
         socket.destroy();
-        resolve(localPort);
+        resolve({ localPort, startedAtEpochMs });
       }
     });
     socket.on('error', reject);
@@ -291,8 +293,8 @@ describeLinux.each([['kernel'], ['app']] as const)('an aborted paced transfer (-
     await sleep(100);
     const before = activeResources();
     // 4 MB at 1 MB/s: about 3 s left when the client walks away after 1 MB.
-    const localPort = await readThenAbort(server.port, '/media/big.m4s', 8000, MB);
-    const line = await server.logs.waitForMedia((t) => t.remotePort === localPort);
+    const exchange = await readThenAbort(server.port, '/media/big.m4s', 8000, MB);
+    const line = await server.logs.waitForResponse(exchange);
     expect(line).toMatchObject({ aborted: true, pacing: 'paced', appliedRateKbps: 8000 });
     await sleep(200);
     expect(server.app.sammy.pacing.activeResponses).toBe(0);

@@ -196,6 +196,7 @@ describe('a connection reset while pipelined responses wait behind a paced one',
   testPaced('every queued response ends (aborted, its file closed)', async () => {
     const before = baseline();
     const heads = ['big.m4s', 'seg.m4s', 'big.m4s'].map((f) => `GET /media/${f} HTTP/1.1\r\nHost: 127.0.0.1\r\nCMCD-Status: rtp=4000\r\n\r\n`).join('');
+    const startedAtEpochMs = Date.now();
     const localPort = await new Promise<number>((resolve) => {
       const socket = net.connect(server.port, '127.0.0.1', () => socket.write(heads));
       let got = 0;
@@ -211,7 +212,7 @@ describe('a connection reset while pipelined responses wait behind a paced one',
     });
     await expectBackTo(server, before);
     const lines = await waitFor(() => {
-      const mine = server.logs.media().filter((t) => t.remotePort === localPort);
+      const mine = server.logs.mediaOf({ localPort, startedAtEpochMs });
       return mine.length === 3 ? mine : null;
     });
     expect(lines.map((t) => t.aborted)).toEqual([true, true, true]);
