@@ -4,13 +4,16 @@
  *   [--trace FILE] [--trace-start beginning|spread] [--server-cc reno|bbr]
  * npm run lab -- --report DIR
  * npm run lab -- --compare-players BROWSER_DIR,HEADLESS_DIR
+ * npm run lab -- --pool DIR,DIR[,...] [--out FILE]
  */
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { exitCleanlyOnSignals, runCleanups } from './cleanup.js';
 import { NEIGHBOUR_KINDS } from './neighbours.js';
 import { LabError, ProcessError } from './processes.js';
 import { comparePlayers, comparisonMarkdown } from './compare.js';
+import { pooledMarkdown, poolRuns } from './pool.js';
 import { readResult, writeReportFromDir } from './report.js';
 import { runLab } from './runner.js';
 import { loadScenario, withOverrides } from './scenario.js';
@@ -27,7 +30,10 @@ export const USAGE = `usage: npm run lab -- --scenario NAME|FILE [--arms control
 usage: npm run lab -- --report DIR
   re-renders DIR/report.md and its figures from DIR/result.json (or DIR/result.json.gz); runs nothing else
 usage: npm run lab -- --compare-players BROWSER_DIR,HEADLESS_DIR
-  the same scenario run with each player: chunk throughput, bitrate and play delay per arm, side by side`;
+  the same scenario run with each player: chunk throughput, bitrate and play delay per arm, side by side
+usage: npm run lab -- --pool DIR,DIR[,...] [--out FILE]
+  runs of the same setup pooled: every arm against control, trial by trial within each run, over all the runs' trials
+  (markdown to FILE, or to the terminal)`;
 
 function log(line: string): void {
   process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -48,6 +54,7 @@ async function main(): Promise<number> {
       'trace-start': { type: 'string' },
       'server-cc': { type: 'string' },
       'compare-players': { type: 'string' },
+      pool: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -60,6 +67,17 @@ async function main(): Promise<number> {
     const [a, b] = values['compare-players'].split(',').map((d) => resolve(cwd, d.trim()));
     if (!a || !b) throw new LabError('LAB_BAD_ARGS', '--compare-players takes two result folders: BROWSER_DIR,HEADLESS_DIR');
     process.stdout.write(comparisonMarkdown(comparePlayers(readResult(a), readResult(b)), a, b));
+    return 0;
+  }
+  if (values.pool !== undefined) {
+    // Folders as given (relative to where npm was run), so the output reads the same on any clone.
+    const dirs = values.pool.split(',').map((d) => d.trim()).filter((d) => d !== '');
+    const markdown = pooledMarkdown(poolRuns(dirs.map((dir) => ({ dir, result: readResult(resolve(cwd, dir)) }))));
+    if (values.out === undefined) process.stdout.write(markdown);
+    else {
+      writeFileSync(resolve(cwd, values.out), markdown);
+      log(`wrote ${resolve(cwd, values.out)}`);
+    }
     return 0;
   }
   if (values.report !== undefined) {

@@ -398,19 +398,28 @@ function pairedCell(c: PairedDifference): string {
 /** Trace links whose trials start at different points of the trace: every arm against control within each trial (paired.ts). */
 function pairedLines(result: LabResult, arms: string[]): string[] {
   const s = result.config.scenario;
-  const others = arms.filter((a) => a !== 'control');
-  if (s.link.traceStart !== 'spread' || !arms.includes('control') || others.length === 0) return [];
-  const lines = [
+  if (s.link.traceStart !== 'spread') return [];
+  const tables = pairedTables(s, result.trials, arms);
+  if (tables.length === 0) return [];
+  return [
     '',
     '## Paired by trial',
     '',
     "The trials start at different points of the trace, so trial-to-trial spread is mostly the trace's. Here each session is set against control's session of the same trial and experiment: the mean over trials of (arm - control) [95% CI] (n trials), and in how many trials the arm's value was lower and higher than control's.",
+    ...tables,
   ];
+}
+
+/** One table per experiment of `s`: every arm but control against control, trial by trial, on the video's and that neighbour's metrics. */
+export function pairedTables(s: Scenario, trials: TrialRecord[], arms: string[]): string[] {
+  const others = arms.filter((a) => a !== 'control');
+  if (!arms.includes('control') || others.length === 0) return [];
+  const lines: string[] = [];
   for (const e of s.neighbours) {
     const name = e.name ?? e.kind;
     const metrics = [...PAIRED_VIDEO_METRICS, ...(NEIGHBOUR_KINDS[e.kind]?.metrics.map((m) => m.name) ?? [])];
     const rows = metrics.flatMap((metric) => {
-      const cells = others.map((arm) => pairedDifference(result.trials, name, arm, metric));
+      const cells = others.map((arm) => pairedDifference(trials, name, arm, metric));
       if (cells.every((c) => c.n === 0)) return [];
       return [`| ${METRIC_LABELS[metric]} | ${cells.map(pairedCell).join(' | ')} |`];
     });

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { gccUnavailableReason } from '../../src/lab/native.js';
+import { pooledMarkdown, poolRuns } from '../../src/lab/pool.js';
 import { readResult, renderReport, reportExtras, RESULT_FILES, writeReportFromDir } from '../../src/lab/report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -107,4 +108,22 @@ const committed = existsSync(RESULTS_DIR)
     // No figure is left over from an earlier rendering.
     expect(readdirSync(dir).filter((n) => n.startsWith('fig-')).sort()).toEqual(Object.keys(files).sort());
   }, 120_000);
+});
+
+/**
+ * Committed pooled comparisons (e2e/results/pooled/<name>.md): each names the command
+ * that wrote it (from the repository's root), and that command renders it again.
+ */
+const POOLED_DIR = join(RESULTS_DIR, 'pooled');
+const REPOSITORY = join(here, '..', '..', '..');
+const pooled = existsSync(POOLED_DIR) ? readdirSync(POOLED_DIR).filter((n) => n.endsWith('.md')).map((n) => join(POOLED_DIR, n)) : [];
+
+(pooled.length > 0 ? describe : describe.skip)(pooled.length > 0 ? 'committed pooled comparisons' : 'committed pooled comparisons (skipped: none in e2e/results/pooled/ yet)', () => {
+  test.each(pooled.length > 0 ? pooled : ['none'])('%s: exactly what its --pool command renders', (file) => {
+    const text = readFileSync(file, 'utf8');
+    const command = /`npm run lab -- --pool (\S+)`/.exec(text);
+    expect(command).not.toBeNull();
+    const dirs = command![1]!.split(',');
+    expect(pooledMarkdown(poolRuns(dirs.map((dir) => ({ dir, result: readResult(join(REPOSITORY, dir)) }))))).toBe(text);
+  });
 });
