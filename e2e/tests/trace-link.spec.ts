@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { listNamespaces } from '../src/lab/netns.js';
 import { labUnavailableReason, runLab, type LabResult } from '../src/lab/runner.js';
+import { codeVersion, type CodeVersion } from '../src/lab/code-version.js';
 import { buildLabtools } from '../src/lab/native.js';
+import { REPO_DIR } from '../src/lab/paths.js';
 import { parseDelaySamples } from '../src/lab/queue-monitor.js';
 import { parseScenario } from '../src/lab/scenario.js';
 import { createTopology, destroyTopology } from '../src/lab/topology.js';
@@ -55,6 +57,8 @@ test.describe.serial('lab: a trace link follows its trace', () => {
     const q = result.delayLine!.down.trace!;
     expect(q.restarts).toBe(1);
     expect(q.queueLimitBytes).toBe((result.config.link as { queueBytes: number }).queueBytes);
+    // The result names the code it ran (the checkout's commit).
+    expect((result.config['code'] as CodeVersion).commit).toBe(codeVersion(REPO_DIR).commit);
     expect(q.maxQueuedBytes).toBeLessThanOrEqual(q.queueLimitBytes);
     expect(q.servedBytes).toBeGreaterThan(0);
     expect((await listNamespaces()).filter((n) => n.startsWith(`slab-${process.pid}-`))).toEqual([]);

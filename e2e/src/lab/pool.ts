@@ -8,7 +8,7 @@
  * server's congestion control must agree, or the pool names what differs.
  */
 import { LabError } from './processes.js';
-import { pairedTables } from './report.js';
+import { codeOf, codeText, pairedTables } from './report.js';
 import type { LabResult, TrialRecord } from './result.js';
 
 export interface PooledRun {
@@ -16,6 +16,8 @@ export interface PooledRun {
   startedAt: string;
   finishedAt: string | null;
   complete: boolean;
+  /** The code it ran (result.json's `config.code`), or null in results from before it was recorded. */
+  code: string | null;
   /** Trials planned, and sessions measured and failed. */
   trials: number;
   sessions: number;
@@ -89,6 +91,7 @@ export function poolRuns(runs: Array<{ dir: string; result: LabResult }>): Poole
       startedAt: result.startedAt,
       finishedAt: result.finishedAt,
       complete: result.complete,
+      code: codeOf(result) ? codeText(codeOf(result)!) : null,
       trials: result.config.scenario.trials,
       sessions: result.trials.length,
       failed: result.trials.filter((t) => t.error !== null).length,
@@ -106,9 +109,9 @@ export function pooledMarkdown(pool: PooledRuns): string {
     '',
     `Rendered by \`npm run lab -- --pool ${pool.runs.map((r) => r.dir).join(',')}\` from the runs' result files.`,
     '',
-    '| run | started | finished | trials | sessions | failed |',
-    '| --- | --- | --- | --- | --- | --- |',
-    ...pool.runs.map((r) => `| ${r.dir} | ${r.startedAt} | ${r.finishedAt ?? '(unfinished)'}${r.complete ? '' : ' (incomplete)'} | ${r.trials} | ${r.sessions} | ${r.failed} |`),
+    '| run | started | finished | code | trials | sessions | failed |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...pool.runs.map((r) => `| ${r.dir} | ${r.startedAt} | ${r.finishedAt ?? '(unfinished)'}${r.complete ? '' : ' (incomplete)'} | ${r.code ?? 'not recorded'} | ${r.trials} | ${r.sessions} | ${r.failed} |`),
     '',
     "Each session set against control's session of the same run, trial and experiment: the mean over every run's trials of (arm - control) [95% CI] (n trials), and in how many trials the arm's value was lower and higher than control's.",
     ...(tables.length > 0 ? tables : ['', 'No arm to set against control: the runs need control and another arm.']),

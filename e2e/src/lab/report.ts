@@ -14,6 +14,7 @@ import { linkRateMbps, queueBytes, trialTraceStartsS, type Scenario } from './sc
 import { mean, summarize, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
+import type { CodeVersion } from './code-version.js';
 import { CAPACITY_LOOKBACK_S, TIME_BIN_S, traceCapacityOf, udpDelayByCapacity, udpDelayByTime, type DelayByClass } from './delay-by-capacity.js';
 import { barChart, lineChart, type Series } from './svg.js';
 import { pairedDifference, pairedDifferenceOf, type PairedDifference } from './paired.js';
@@ -429,6 +430,16 @@ export function pairedTables(s: Scenario, trials: TrialRecord[], arms: string[])
   return lines;
 }
 
+/** The code a run ran (`config.code`; absent in results from before it was recorded). */
+export function codeOf(result: LabResult): CodeVersion | null {
+  return (result.config['code'] as CodeVersion | undefined) ?? null;
+}
+
+export function codeText(c: CodeVersion): string {
+  if (c.commit === null) return 'not from a git checkout';
+  return `commit ${c.commit.slice(0, 12)}${c.changedFiles ? ` with ${c.changedFiles} file(s) changed from it` : ''}`;
+}
+
 /** The calibration of a trace link, in a few lines. */
 function fidelityLines(f: TraceFidelity): string[] {
   const r = (v: number | null) => (v === null ? '–' : v.toFixed(3));
@@ -485,6 +496,7 @@ export function renderReport(result: LabResult, extras: ReportExtras = {}): { ma
     `| session | ${s.session.playS} s of playback after the first frame |`,
     `| arms | ${arms.join(', ')} (order rotates per trial) |`,
     ...(s.player.kind === 'headless' ? ["| player kind | headless (src/headless/: the simulator's arm models over real HTTP, playback in real time) |"] : []),
+    ...(codeOf(result) ? [`| code | ${codeText(codeOf(result)!)} |`] : []),
     '',
   );
   if (s.experiment) {

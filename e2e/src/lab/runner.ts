@@ -24,6 +24,7 @@ import { buildLabtools, gccUnavailableReason } from './native.js';
 import { NEIGHBOUR_KINDS, neighbourKind, startNeighbour, type MeasurementWindow, type NeighbourKind, type RunningNeighbour } from './neighbours.js';
 import { netnsExec, rootUnavailableReason, sweepStaleNamespaces } from './netns.js';
 import { CACHE_DIR, REPO_DIR } from './paths.js';
+import { codeVersion } from './code-version.js';
 import { LabError, run, sleep } from './processes.js';
 import { startDelayLineQueueMonitor, startQueueMonitor } from './queue-monitor.js';
 import { writeReportFromDir } from './report.js';
@@ -316,6 +317,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
       player: { requested: playerConfig(s), byArm: {} as Record<string, unknown> },
       media: { dir: media?.dir ?? null, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media?.sidecar.representations.map((r) => r.bitrateKbps) ?? [] },
       host: { kernel: release(), cpus: cpus().length, node: process.version },
+      code: codeVersion(REPO_DIR),
     },
     trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, traceFidelity: null, traceCapacity: schedule ? traceCapacity(schedule, traceSpanS(s)) : null, warmups: [], startedAt: new Date().toISOString(), finishedAt: null, complete: false,
   };

@@ -69,7 +69,11 @@ describe('poolRuns', () => {
     const md = pooledMarkdown(poolRuns([{ dir: 'x/a', result: load() }, { dir: 'x/b', result: load() }]));
     expect(md).toContain('# thesis-2.6: 2 runs pooled');
     expect(md).toContain('`npm run lab -- --pool x/a,x/b`');
-    expect(md).toContain('| x/a |');
+    expect(md).toContain('| x/a | 2026-01-01T00:00:00Z | 2026-01-01T01:00:00Z | not recorded | 10 | 9 | 1 |');
+    // A run that recorded its code (config.code) names its commit.
+    const coded = load();
+    (coded.config as unknown as Record<string, unknown>)['code'] = { commit: 'c07976a5'.padEnd(40, '0'), changedFiles: 0 };
+    expect(pooledMarkdown(poolRuns([{ dir: 'x/a', result: load() }, { dir: 'x/c', result: coded }]))).toContain('| x/c | 2026-01-01T00:00:00Z | 2026-01-01T01:00:00Z | commit c07976a50000 | 10 | 9 | 1 |');
     // Both runs' trials 1 and 2: 9100 - 36100 and 9200 - 36200, twice.
     expect(md).toContain('| chunk throughput, playing phase (kbps) | -27000 [-27000, -27000] (n=4); lower 4, higher 0 |');
     expect(md).toContain('### udp neighbour (0–30 s after playback start)');
