@@ -58,7 +58,7 @@ test.describe.serial('lab: a trace link follows its trace', () => {
     expect(q.restarts).toBe(1);
     expect(q.queueLimitBytes).toBe((result.config.link as { queueBytes: number }).queueBytes);
     // The result names the code it ran (the checkout's commit).
-    expect((result.config['code'] as CodeVersion).commit).toBe(codeVersion(REPO_DIR).commit);
+    expect((result.config['code'] as CodeVersion).commit).toBe((await codeVersion(REPO_DIR)).commit);
     expect(q.maxQueuedBytes).toBeLessThanOrEqual(q.queueLimitBytes);
     expect(q.servedBytes).toBeGreaterThan(0);
     expect((await listNamespaces()).filter((n) => n.startsWith(`slab-${process.pid}-`))).toEqual([]);

@@ -317,7 +317,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
       player: { requested: playerConfig(s), byArm: {} as Record<string, unknown> },
       media: { dir: media?.dir ?? null, ladder: s.media.ladder, durationS: s.media.durationS, rungsKbps: media?.sidecar.representations.map((r) => r.bitrateKbps) ?? [] },
       host: { kernel: release(), cpus: cpus().length, node: process.version },
-      code: codeVersion(REPO_DIR),
+      code: await codeVersion(REPO_DIR),
     },
     trials: [], summary: {}, summaryByNeighbour: {}, delayLine: null, traceFidelity: null, traceCapacity: schedule ? traceCapacity(schedule, traceSpanS(s)) : null, warmups: [], startedAt: new Date().toISOString(), finishedAt: null, complete: false,
   };

@@ -19,24 +19,24 @@ describe('codeVersion', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  test('a checkout at a commit, then with a changed and an untracked file', () => {
+  test('a checkout at a commit, then with a changed and an untracked file', async () => {
     git(dir, 'init', '-q');
     writeFileSync(join(dir, 'a.txt'), 'one');
     git(dir, 'add', 'a.txt');
     git(dir, 'commit', '-q', '-m', 'first');
     const head = git(dir, 'rev-parse', 'HEAD');
-    expect(codeVersion(dir)).toEqual({ commit: head, changedFiles: 0 });
-    expect(codeText(codeVersion(dir))).toBe(`commit ${head.slice(0, 12)}`);
+    expect(await codeVersion(dir)).toEqual({ commit: head, changedFiles: 0 });
+    expect(codeText(await codeVersion(dir))).toBe(`commit ${head.slice(0, 12)}`);
     writeFileSync(join(dir, 'a.txt'), 'two');
     writeFileSync(join(dir, 'b.txt'), 'new');
-    expect(codeVersion(dir)).toEqual({ commit: head, changedFiles: 2 });
-    expect(codeText(codeVersion(dir))).toBe(`commit ${head.slice(0, 12)} with 2 file(s) changed from it`);
+    expect(await codeVersion(dir)).toEqual({ commit: head, changedFiles: 2 });
+    expect(codeText(await codeVersion(dir))).toBe(`commit ${head.slice(0, 12)} with 2 file(s) changed from it`);
   });
 
-  test('a folder that is no git checkout, or a repository without a commit: nothing recorded', () => {
-    expect(codeVersion(dir)).toEqual({ commit: null, changedFiles: null });
+  test('a folder that is no git checkout, or a repository without a commit: nothing recorded', async () => {
+    expect(await codeVersion(dir)).toEqual({ commit: null, changedFiles: null });
     git(dir, 'init', '-q');
-    expect(codeVersion(dir)).toEqual({ commit: null, changedFiles: null });
-    expect(codeText(codeVersion(dir))).toBe('not from a git checkout');
+    expect(await codeVersion(dir)).toEqual({ commit: null, changedFiles: null });
+    expect(codeText(await codeVersion(dir))).toBe('not from a git checkout');
   });
 });
