@@ -5,7 +5,7 @@ import { DEFAULT_EDGE_OPTIONS, EdgeError, invalidEdgeOption, type EdgeOptionsInp
 
 export const USAGE = `usage: npm run edge -- --origin URL [--port ${DEFAULT_EDGE_OPTIONS.port}] [--host ${DEFAULT_EDGE_OPTIONS.host}]
   [--min-rate-kbps ${DEFAULT_EDGE_OPTIONS.minRateKbps}] [--max-rate-kbps ${DEFAULT_EDGE_OPTIONS.maxRateKbps}] [--query-cmcd on|off]
-  [--log FILE] [--cache-mb ${DEFAULT_EDGE_OPTIONS.cacheSizeMb}]`;
+  [--spiral-guard on|off] [--spiral-guard-multiplier ${DEFAULT_EDGE_OPTIONS.spiralGuardMultiplier}] [--log FILE] [--cache-mb ${DEFAULT_EDGE_OPTIONS.cacheSizeMb}]`;
 
 function numberArg(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -33,6 +33,8 @@ export function parseEdgeCli(argv: string[], cwd = process.env['INIT_CWD'] ?? pr
         'min-rate-kbps': { type: 'string' },
         'max-rate-kbps': { type: 'string' },
         'query-cmcd': { type: 'string' },
+        'spiral-guard': { type: 'string' },
+        'spiral-guard-multiplier': { type: 'string' },
         log: { type: 'string' },
         'cache-mb': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -53,6 +55,8 @@ export function parseEdgeCli(argv: string[], cwd = process.env['INIT_CWD'] ?? pr
   set('minRateKbps', numberArg('--min-rate-kbps', values['min-rate-kbps']));
   set('maxRateKbps', numberArg('--max-rate-kbps', values['max-rate-kbps']));
   set('honourQueryCmcd', onOff('--query-cmcd', values['query-cmcd']));
+  set('spiralGuard', onOff('--spiral-guard', values['spiral-guard']));
+  set('spiralGuardMultiplier', numberArg('--spiral-guard-multiplier', values['spiral-guard-multiplier']));
   // Relative to the folder npm was started in, as the server's --log.
   set('logFile', values.log === undefined ? undefined : resolve(cwd, values.log));
   set('cacheSizeMb', numberArg('--cache-mb', values['cache-mb']));

@@ -38,8 +38,15 @@ export function portDescriptor(host: string, port: number): string {
 }
 
 /** The plugin's arguments (remap.config @pparam), checked again by the plugin. */
-export function pluginArgs(o: Pick<EdgeOptions, 'minRateKbps' | 'maxRateKbps' | 'honourQueryCmcd'>): string[] {
-  return [`--min-rate-kbps=${o.minRateKbps}`, `--max-rate-kbps=${o.maxRateKbps}`, `--query-cmcd=${o.honourQueryCmcd ? 'on' : 'off'}`];
+export function pluginArgs(o: Pick<EdgeOptions, 'minRateKbps' | 'maxRateKbps' | 'honourQueryCmcd' | 'spiralGuard' | 'spiralGuardMultiplier'>): string[] {
+  const onOff = (on: boolean): string => (on ? 'on' : 'off');
+  return [
+    `--min-rate-kbps=${o.minRateKbps}`,
+    `--max-rate-kbps=${o.maxRateKbps}`,
+    `--query-cmcd=${onOff(o.honourQueryCmcd)}`,
+    `--spiral-guard=${onOff(o.spiralGuard)}`,
+    `--spiral-guard-multiplier=${o.spiralGuardMultiplier}`,
+  ];
 }
 
 /** Each file of the configuration, by path relative to the folder. */

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * npm run edge -- --origin URL [--port 8081] [--host 127.0.0.1] [--min-rate-kbps N]
- *   [--max-rate-kbps N] [--query-cmcd on|off] [--log FILE] [--cache-mb 256]
+ *   [--max-rate-kbps N] [--query-cmcd on|off] [--spiral-guard on|off] [--spiral-guard-multiplier X]
+ *   [--log FILE] [--cache-mb 256]
  *
  * Builds the plugin, writes a Traffic Server configuration into a temporary folder,
  * runs Traffic Server in the foreground and prints `listening on http://HOST:PORT`

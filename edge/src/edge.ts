@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pidAlive, sleep, start, stop, type Managed } from '@sammy/server/process';
 import { ATS_BINDIR, atsConfigFiles, atsLayout, STATS_PATH, type AtsLayout } from './ats-config.js';
-import { buildPlugin, buildUnavailableReason } from './build.js';
+import { atsBuildUnavailableReason, buildAtsPlugin } from '@sammy/native/build';
 import { EdgeError, resolveEdgeOptions, type EdgeOptions, type EdgeOptionsInput } from './options.js';
 
 export const TRAFFIC_SERVER = join(ATS_BINDIR, 'traffic_server');
@@ -29,7 +29,7 @@ const STOP_GRACE_MS = 2500;
 export function edgeUnavailableReason(): string | null {
   if (process.platform !== 'linux') return `the edge needs Linux (SO_MAX_PACING_RATE); this is ${process.platform}`;
   if (!existsSync(TRAFFIC_SERVER)) return `Traffic Server is not installed (sudo apt-get install -y trafficserver trafficserver-dev)`;
-  return buildUnavailableReason();
+  return atsBuildUnavailableReason();
 }
 
 export interface RunningEdge {
@@ -126,7 +126,7 @@ export async function startEdge(input: EdgeOptionsInput): Promise<RunningEdge> {
   const requested = resolveEdgeOptions(input);
   const reason = edgeUnavailableReason();
   if (reason !== null) throw new EdgeError('SAMMY_EDGE_UNAVAILABLE', reason);
-  const pluginPath = await buildPlugin();
+  const pluginPath = await buildAtsPlugin();
   const options = { ...requested, port: requested.port === 0 ? await freePort(requested.host) : requested.port };
   removeStaleFolders();
   const layout = atsLayout(mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`)));

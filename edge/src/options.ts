@@ -1,6 +1,7 @@
-// The edge's options, typed and defaulted in one place. The rate bounds default to
-// the Node server's, so a player is paced alike behind the edge and without it;
-// they are checked here with the same ranges the plugin checks again (plugin/options.c).
+// The edge's options, typed and defaulted in one place. The rate bounds and the
+// spiral guard default to the Node server's, so a player is paced alike behind the
+// edge and without it; they are checked here with the same ranges the plugin checks
+// again (native/core/options.c).
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
 
 export interface EdgeOptions {
@@ -13,6 +14,9 @@ export interface EdgeOptions {
   maxRateKbps: number;
   /** Read `?CMCD=` when a request has no CMCD header (the header form always counts). */
   honourQueryCmcd: boolean;
+  /** Never pace below spiralGuardMultiplier x the request's CMCD `tb` (else `br`), as the Node server (its --spiral-guard). */
+  spiralGuard: boolean;
+  spiralGuardMultiplier: number;
   /** The telemetry lines (one per response) are written here; null keeps them in the temporary folder only. */
   logFile: string | null;
   /** The disk cache, a sparse file in the temporary folder. */
@@ -28,6 +32,8 @@ export const DEFAULT_EDGE_OPTIONS: Omit<EdgeOptions, 'originUrl'> = {
   minRateKbps: DEFAULT_SERVER_OPTIONS.minRateKbps,
   maxRateKbps: DEFAULT_SERVER_OPTIONS.maxRateKbps,
   honourQueryCmcd: true,
+  spiralGuard: DEFAULT_SERVER_OPTIONS.spiralGuard,
+  spiralGuardMultiplier: DEFAULT_SERVER_OPTIONS.spiralGuardMultiplier,
   logFile: null,
   cacheSizeMb: 256,
 };
@@ -88,6 +94,9 @@ export function resolveEdgeOptions(input: EdgeOptionsInput): EdgeOptions {
   const maxRateKbps = integerIn('--max-rate-kbps', o.maxRateKbps, 1, MAX_RATE_KBPS);
   if (maxRateKbps < minRateKbps) throw invalidEdgeOption('--max-rate-kbps', maxRateKbps, `at least --min-rate-kbps (${minRateKbps})`);
   if (typeof o.honourQueryCmcd !== 'boolean') throw invalidEdgeOption('--query-cmcd', o.honourQueryCmcd, 'on, off');
+  if (typeof o.spiralGuard !== 'boolean') throw invalidEdgeOption('--spiral-guard', o.spiralGuard, 'on, off');
+  const m = o.spiralGuardMultiplier;
+  if (typeof m !== 'number' || !Number.isFinite(m) || m < 1 || m > 100) throw invalidEdgeOption('--spiral-guard-multiplier', m, 'a number from 1 to 100');
   if (o.logFile !== null && (typeof o.logFile !== 'string' || o.logFile.length === 0)) throw invalidEdgeOption('--log', o.logFile, 'a file path');
   return {
     originUrl: origin(input.originUrl),
@@ -96,6 +105,8 @@ export function resolveEdgeOptions(input: EdgeOptionsInput): EdgeOptions {
     minRateKbps,
     maxRateKbps,
     honourQueryCmcd: o.honourQueryCmcd,
+    spiralGuard: o.spiralGuard,
+    spiralGuardMultiplier: m,
     logFile: o.logFile,
     cacheSizeMb: integerIn('--cache-mb', o.cacheSizeMb, MIN_CACHE_MB, 1024 * 1024),
   };

@@ -55,7 +55,7 @@ describe('the Traffic Server configuration', () => {
   const files = atsConfigFiles(layout, '/cache/sammy_edge.so', resolveEdgeOptions({ originUrl: 'http://10.0.0.1:8080', host: '10.0.0.2', port: 8081, minRateKbps: 200, honourQueryCmcd: false }));
 
   test('one remap rule to the origin, with the plugin and its options', () => {
-    expect(files['etc/remap.config']).toBe('map / http://10.0.0.1:8080/ @plugin=/cache/sammy_edge.so @pparam=--min-rate-kbps=200 @pparam=--max-rate-kbps=10000000 @pparam=--query-cmcd=off\n');
+    expect(files['etc/remap.config']).toBe('map / http://10.0.0.1:8080/ @plugin=/cache/sammy_edge.so @pparam=--min-rate-kbps=200 @pparam=--max-rate-kbps=10000000 @pparam=--query-cmcd=off @pparam=--spiral-guard=on @pparam=--spiral-guard-multiplier=2.5\n');
   });
 
   test('the port, the cache and the logs stay in the folder', () => {

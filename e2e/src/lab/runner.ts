@@ -11,7 +11,7 @@ import { cpus, release } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import type { Arm } from '@sammy/player/abr';
-import { buildPlugin } from '@sammy/edge/build';
+import { buildAtsPlugin } from '@sammy/native/build';
 import { edgeUnavailableReason } from '@sammy/edge/edge';
 import type { SimArm } from '@sammy/sim/arms';
 import { chromiumUnavailableReason, launchChromium } from '../browser.js';
@@ -282,7 +282,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
   if (swept.length > 0) log(`removed stale lab namespaces of dead runs: ${swept.join(', ')}`);
   const labtools = await buildLabtools();
   // Built once here, not inside the first session (each edge then finds it built).
-  if (s.server.kind === 'ats-edge' && !o.calibrateOnly) await buildPlugin();
+  if (s.server.kind === 'ats-edge' && !o.calibrateOnly) await buildAtsPlugin();
   // A calibration plays no video: it needs neither the media nor the page.
   const media = o.calibrateOnly ? null : await ensureLabMedia(s.media.ladder, s.media.durationS, log);
   // The headless player needs no page (the server still serves the built one if it is there).

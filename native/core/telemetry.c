@@ -50,24 +50,36 @@ static void put_positive_or_null(writer *w, const char *name, int64_t value) {
   }
 }
 
+static void put_string_or_null(writer *w, const char *name, const char *value) {
+  put(w, ",\"%s\":", name);
+  if (value != NULL && value[0] != '\0') {
+    put_c_string(w, value);
+  } else {
+    put(w, "null");
+  }
+}
+
 size_t sammy_format_telemetry(const sammy_response_record *r, char *out, size_t cap) {
   writer w = {out, cap, 0};
   if (cap == 0) return 0;
   out[0] = '\0';
   const sammy_tcp_info *s = r->start;
   const sammy_tcp_info *e = r->end;
+  const sammy_rate_decision *d = r->rate;
+  bool paced = d->outcome == SAMMY_PACING_PACED;
   put(&w, "{\"level\":30,\"time\":%lld,\"path\":", (long long)r->time_ms);
   put_string(&w, r->path, r->path_length);
-  put(&w, ",\"status\":%d,\"bytes\":%lld,\"durationMs\":%.3f", r->status, (long long)r->bytes, r->duration_ms);
-  put_positive_or_null(&w, "rtpKbps", r->rtp_kbps);
-  put_positive_or_null(&w, "appliedRateKbps", r->applied_rate_kbps);
-  put(&w, ",\"pacing\":\"%s\"", r->pacing);
+  put(&w, ",\"status\":%d,\"bytes\":%lld", r->status, (long long)r->bytes);
+  put_string_or_null(&w, "bodyPath", r->body_path);
+  put(&w, ",\"durationMs\":%.3f", r->duration_ms);
+  put_positive_or_null(&w, "rtpKbps", d->rtp_kbps);
+  put_positive_or_null(&w, "appliedRateKbps", paced ? d->applied_rate_kbps : 0);
+  put(&w, ",\"pacing\":\"%s\"", sammy_pacing_name(d->outcome));
   /* bytes x 8 / 1000 per second, as the server's achievedRateKbps. */
   int64_t achieved = r->duration_ms > 0 && r->bytes > 0 ? (int64_t)((double)r->bytes * 8.0 / r->duration_ms + 0.5) : 0;
   put_positive_or_null(&w, "achievedRateKbps", achieved);
-  /* The edge has no burst knob: its trains are the kernel's (README "Burst size at the edge"). */
-  put(&w, ",\"burstPackets\":null,\"burstMechanism\":%s,\"trainPackets\":null",
-      r->applied_rate_kbps > 0 ? "\"kernel\"" : "null");
+  /* The native servers have no burst knob: their trains are the kernel's (native/README.md "Burst size"). */
+  put(&w, ",\"burstPackets\":null,\"burstMechanism\":%s,\"trainPackets\":null", paced ? "\"kernel\"" : "null");
   if (e != NULL) {
     put(&w, ",\"rttUs\":%u,\"minRttUs\":%u", e->rtt_us, e->min_rtt_us);
   } else {
@@ -105,18 +117,16 @@ size_t sammy_format_telemetry(const sammy_response_record *r, char *out, size_t 
   } else {
     put(&w, "null,\"remotePort\":null");
   }
-  put(&w, ",\"aborted\":%s,\"cmcdProblem\":", r->aborted ? "true" : "false");
-  if (r->cmcd_problem != NULL && r->cmcd_problem[0] != '\0') {
-    put_c_string(&w, r->cmcd_problem);
-  } else {
-    put(&w, "null");
-  }
-  put(&w, ",\"cacheLookup\":");
-  if (r->cache_lookup != NULL) {
-    put_c_string(&w, r->cache_lookup);
-  } else {
-    put(&w, "null");
-  }
-  put(&w, ",\"server\":\"ats-edge\",\"msg\":\"media response\"}");
+  put(&w, ",\"aborted\":%s", r->aborted ? "true" : "false");
+  put_string_or_null(&w, "cmcdProblem", r->cmcd_problem);
+  bool floor = paced && d->guard_basis != NULL;
+  put_positive_or_null(&w, "guardFloorKbps", floor ? d->guard_floor_kbps : 0);
+  put_string_or_null(&w, "guardBasis", floor ? d->guard_basis : NULL);
+  put(&w, ",\"guardRaised\":%s", paced && d->guard == SAMMY_GUARD_RAISED ? "true" : "false");
+  if (r->cache_lookup != NULL) put_string_or_null(&w, "cacheLookup", r->cache_lookup);
+  if (r->protocol != NULL) put_string_or_null(&w, "protocol", r->protocol);
+  put(&w, ",\"server\":");
+  put_c_string(&w, r->server != NULL ? r->server : "native");
+  put(&w, ",\"msg\":\"media response\"}");
   return w.length;
 }

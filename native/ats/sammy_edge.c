@@ -1,7 +1,8 @@
 /*
  * sammy_edge: Sammy's application-informed pacing (thesis 2.3.2) at an Apache
  * Traffic Server edge. The thin adapter between Traffic Server's remap plugin API
- * and the pure parts beside it (cmcd.c, options.c, socket.c, telemetry.c).
+ * and the C core it shares with the nginx module (../core: cmcd.c, rate.c,
+ * options.c, socket.c, telemetry.c).
  *
  * A remap plugin, not a global one: its options belong to one delivery service
  * (one remap rule, one origin), it runs once per transaction right after the
@@ -11,7 +12,8 @@
  * rate nor reaches the origin.
  *
  * Per transaction:
- *  1. remap: read rtp (header form wins over ?CMCD=), clamp it, and set
+ *  1. remap: read rtp (header form wins over ?CMCD=), decide the rate as the
+ *     other servers do (the spiral guard, then clamping: rate.h), and set
  *     SO_MAX_PACING_RATE on the client socket before any response byte is written;
  *     a request without rtp on a socket a previous response capped gets the cap
  *     removed. TCP_INFO is read for the retransmit and byte counts.
@@ -36,6 +38,7 @@
 
 #include "cmcd.h"
 #include "options.h"
+#include "rate.h"
 #include "socket.h"
 #include "telemetry.h"
 
@@ -43,13 +46,8 @@
 /* The plugin log: <log dir>/sammy_edge.log, one JSON line per response. */
 #define TELEMETRY_LOG_NAME "sammy_edge"
 #define PATH_LOGGED_MAX_BYTES 1024
-/* Drain polls are spaced by the expected remaining send time, within these bounds (as the server's). */
-#define DRAIN_POLL_MIN_MS 1
-#define DRAIN_POLL_MAX_MS 1000
-/* A tail that has not moved for this long (a client that stopped reading) is released anyway. */
-#define MAX_DRAIN_STALL_NS (120LL * 1000 * 1000 * 1000)
-/* Assumed send rate of an unpaced tail before the kernel has a delivery-rate sample. */
-#define UNPACED_DRAIN_RATE_BYTES_PER_S 1000000ULL
+/* The options a remap rule takes: the edge drains a tail before lifting the cap, it cannot hold a byte back. */
+#define EDGE_OPTIONS (SAMMY_OPT_ALL & ~SAMMY_OPT_TAIL_HOLD)
 
 typedef struct session session;
 
@@ -57,11 +55,8 @@ typedef struct {
   session *ssn;
   char path[PATH_LOGGED_MAX_BYTES];
   size_t path_length;
-  int64_t rtp_kbps;
-  int64_t applied_rate_kbps;
-  uint64_t rate_bytes_per_s;
-  const char *pacing;
-  char problem[160];
+  sammy_rate_decision rate;
+  char problem[256];
   sammy_tcp_info start;
   bool have_start;
   sammy_tcp_info last;
@@ -97,7 +92,7 @@ static TSCont ssn_cont;
 static TSTextLogObject telemetry_log;
 
 static struct {
-  int paced, unpaced, unavailable, cmcd_ignored, setsockopt_errors, tcp_info_errors;
+  int paced, unpaced, disabled, unavailable, cmcd_ignored, guard_raised, setsockopt_errors, tcp_info_errors;
 } stats;
 
 static int64_t now_ns(clockid_t clock) {
@@ -127,16 +122,16 @@ static void write_line(response *r) {
     .status            = r->status,
     .bytes             = r->bytes,
     .duration_ms       = r->begin_ns > 0 ? (double)(now_ns(CLOCK_MONOTONIC) - r->begin_ns) / 1e6 : 0,
-    .rtp_kbps          = r->rtp_kbps,
-    .applied_rate_kbps = r->applied_rate_kbps,
-    .pacing            = r->pacing,
+    .rate              = &r->rate,
     .start             = r->have_start ? &r->start : NULL,
     .end               = r->have_last ? &r->last : NULL,
     .remote_address    = r->remote_address,
     .remote_port       = r->remote_port,
     .aborted           = r->aborted,
     .cmcd_problem      = r->problem,
-    .cache_lookup      = r->cache_lookup,
+    /* A transaction without a lookup still has the field, as null. */
+    .cache_lookup      = r->cache_lookup != NULL ? r->cache_lookup : "",
+    .server            = "ats-edge",
   };
   char line[4096];
   sammy_format_telemetry(&record, line, sizeof line);
@@ -202,17 +197,13 @@ static void wait_for_drain(session *s) {
     finish_draining(s, false, false);
     return;
   }
-  if (!read_last(s, r) || r->last.notsent_bytes == 0 || now - r->progress_ns > MAX_DRAIN_STALL_NS) {
+  if (!read_last(s, r) || r->last.notsent_bytes == 0 || now - r->progress_ns > SAMMY_MAX_DRAIN_STALL_MS * 1000000LL) {
     finish_draining(s, false, true);
     return;
   }
   if (r->last.notsent_bytes < r->last_notsent_bytes) r->progress_ns = now;
   r->last_notsent_bytes = r->last.notsent_bytes;
-  uint64_t rate = r->rate_bytes_per_s > 0 ? r->rate_bytes_per_s : r->last.delivery_rate_bytes_per_s;
-  if (rate == 0) rate = UNPACED_DRAIN_RATE_BYTES_PER_S;
-  uint64_t wait_ms = (uint64_t)r->last.notsent_bytes * 1000 / rate;
-  if (wait_ms < DRAIN_POLL_MIN_MS) wait_ms = DRAIN_POLL_MIN_MS;
-  if (wait_ms > DRAIN_POLL_MAX_MS) wait_ms = DRAIN_POLL_MAX_MS;
+  uint64_t wait_ms = sammy_drain_poll_ms(r->last.notsent_bytes, r->rate.rate_bytes_per_s, r->last.delivery_rate_bytes_per_s);
   s->timer = TSContScheduleOnThread(s->timer_cont, (TSHRTime)wait_ms, TSEventThreadSelf());
 }
 
@@ -270,7 +261,8 @@ static void add_server_timing(TSHttpTxn txnp, const response *r) {
     TSHandleMLocRelease(bufp, hdr, field);
   }
   char value[96];
-  int n = snprintf(value, sizeof value, "pace;dur=%lld;desc=\"%s\"", (long long)r->applied_rate_kbps, r->pacing);
+  int n = snprintf(value, sizeof value, "pace;dur=%lld;desc=\"%s\"", (long long)r->rate.applied_rate_kbps,
+                   sammy_pacing_name(r->rate.outcome));
   if (TSMimeHdrFieldCreateNamed(bufp, hdr, name, sizeof name - 1, &field) == TS_SUCCESS) {
     TSMimeHdrFieldValueStringInsert(bufp, hdr, field, -1, value, n);
     TSMimeHdrFieldAppend(bufp, hdr, field);
@@ -377,7 +369,7 @@ static size_t header_value(TSMBuffer bufp, TSMLoc hdr, const char *name, char *b
   return length;
 }
 
-static sammy_rate_request read_rate(const sammy_edge_options *o, TSRemapRequestInfo *rri, const char *query,
+static sammy_rate_request read_rate(const sammy_options *o, TSRemapRequestInfo *rri, const char *query,
                                     int query_length) {
   /* Anything over max_cmcd_bytes is ignored whole; one byte more than that is enough to know. */
   size_t cap = (size_t)o->max_cmcd_bytes + 1;
@@ -435,17 +427,16 @@ static void apply_rate(session *s, int fd, response *r) {
   /* The transaction's own descriptor: the session's, unless the drain timer found it gone. */
   s->fd = fd;
   /* The previous response's tail is still leaving: this request ends its wait (its line is written now). */
-  finish_draining(s, true, r->rate_bytes_per_s == 0);
-  if (r->rate_bytes_per_s > 0) {
-    int err = sammy_set_max_pacing_rate(s->fd, r->rate_bytes_per_s);
+  bool paced = r->rate.outcome == SAMMY_PACING_PACED;
+  finish_draining(s, true, !paced);
+  if (paced) {
+    int err = sammy_set_max_pacing_rate(s->fd, r->rate.rate_bytes_per_s);
     if (err == 0) {
       s->capped = true;
     } else {
       count(stats.setsockopt_errors);
       TSError("[%s] setsockopt(SO_MAX_PACING_RATE) failed: %s; served unpaced", PLUGIN_NAME, strerror(err));
-      r->pacing = "unavailable";
-      r->applied_rate_kbps = 0;
-      r->rate_bytes_per_s = 0;
+      sammy_rate_unavailable(&r->rate);
       remove_cap(s);
     }
   }
@@ -472,8 +463,10 @@ TSReturnCode TSRemapInit(TSRemapInterface *api_info, char *errbuf, int errbuf_si
   }
   stats.paced = stat_id("plugin.sammy_edge.responses_paced");
   stats.unpaced = stat_id("plugin.sammy_edge.responses_unpaced");
+  stats.disabled = stat_id("plugin.sammy_edge.responses_disabled");
   stats.unavailable = stat_id("plugin.sammy_edge.responses_unavailable");
   stats.cmcd_ignored = stat_id("plugin.sammy_edge.cmcd_ignored");
+  stats.guard_raised = stat_id("plugin.sammy_edge.spiral_guard_raised");
   stats.setsockopt_errors = stat_id("plugin.sammy_edge.setsockopt_errors");
   stats.tcp_info_errors = stat_id("plugin.sammy_edge.tcp_info_errors");
   return TS_SUCCESS;
@@ -481,8 +474,8 @@ TSReturnCode TSRemapInit(TSRemapInterface *api_info, char *errbuf, int errbuf_si
 
 TSReturnCode TSRemapNewInstance(int argc, char *argv[], void **ih, char *errbuf, int errbuf_size) {
   /* argv[0] and argv[1] are the rule's from and to URLs. */
-  sammy_edge_options *o = TSmalloc(sizeof *o);
-  if (!sammy_parse_options(argc - 2, (const char *const *)argv + 2, o, errbuf, (size_t)errbuf_size)) {
+  sammy_options *o = TSmalloc(sizeof *o);
+  if (!sammy_parse_options(argc - 2, (const char *const *)argv + 2, EDGE_OPTIONS, o, errbuf, (size_t)errbuf_size)) {
     TSfree(o);
     return TS_ERROR;
   }
@@ -493,10 +486,9 @@ TSReturnCode TSRemapNewInstance(int argc, char *argv[], void **ih, char *errbuf,
 void TSRemapDeleteInstance(void *ih) { TSfree(ih); }
 
 TSRemapStatus TSRemapDoRemap(void *ih, TSHttpTxn txnp, TSRemapRequestInfo *rri) {
-  const sammy_edge_options *o = ih;
+  const sammy_options *o = ih;
   response *r = TSmalloc(sizeof *r);
   memset(r, 0, sizeof *r);
-  r->pacing = "unpaced";
 
   int path_length = 0;
   const char *path = TSUrlPathGet(rri->requestBufp, rri->requestUrl, &path_length);
@@ -521,16 +513,8 @@ TSRemapStatus TSRemapDoRemap(void *ih, TSHttpTxn txnp, TSRemapRequestInfo *rri) 
   remote_of(txnp, r);
 
   int fd = own_socket(txnp);
-  if (rate.rtp_kbps > 0) {
-    r->rtp_kbps = rate.rtp_kbps;
-    if (fd < 0) {
-      r->pacing = "unavailable";
-    } else {
-      r->pacing = "paced";
-      r->applied_rate_kbps = sammy_clamp_rate_kbps(rate.rtp_kbps, o->min_rate_kbps, o->max_rate_kbps);
-      r->rate_bytes_per_s = sammy_kbps_to_bytes_per_s(r->applied_rate_kbps);
-    }
-  }
+  /* Whether the response has a body is not known before the cache lookup: every response counts as one. */
+  r->rate = sammy_decide_rate(&rate, o, (sammy_response_facts){.has_body = true, .own_socket = fd >= 0});
   if (fd >= 0) {
     session *s = session_of(txnp, fd);
     r->ssn = s;
@@ -538,7 +522,21 @@ TSRemapStatus TSRemapDoRemap(void *ih, TSHttpTxn txnp, TSRemapRequestInfo *rri) 
     if (!r->have_start) count(stats.tcp_info_errors);
     apply_rate(s, fd, r);
   }
-  count(r->applied_rate_kbps > 0 ? stats.paced : strcmp(r->pacing, "unavailable") == 0 ? stats.unavailable : stats.unpaced);
+  switch (r->rate.outcome) {
+  case SAMMY_PACING_PACED:
+    count(stats.paced);
+    break;
+  case SAMMY_PACING_DISABLED:
+    count(stats.disabled);
+    break;
+  case SAMMY_PACING_UNAVAILABLE:
+    count(stats.unavailable);
+    break;
+  case SAMMY_PACING_UNPACED:
+    count(stats.unpaced);
+    break;
+  }
+  if (r->rate.guard == SAMMY_GUARD_RAISED) count(stats.guard_raised);
 
   TSUserArgSet(txnp, txn_arg, r);
   TSHttpTxnHookAdd(txnp, TS_HTTP_SEND_RESPONSE_HDR_HOOK, txn_cont);

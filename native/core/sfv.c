@@ -9,6 +9,7 @@
  */
 #include "sfv.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -115,6 +116,7 @@ static bool parse_key(cursor *c, const char **key, size_t *key_len) {
 
 /* Integer or Decimal; sets out->kind NUMBER with its integer part, sign and integrality. */
 static bool parse_number(cursor *c, sammy_sf_value *out) {
+  const char *start = c->s;
   bool negative = false;
   if (first_is(c, '-')) {
     negative = true;
@@ -147,6 +149,13 @@ static bool parse_number(cursor *c, sammy_sf_value *out) {
   out->integer_part = negative ? -integer : integer;
   out->negative = negative;
   out->is_integer = whole;
+  /* At most 15 digits and a sign: strtod reads them as the decoder's parseFloat does (correctly rounded). */
+  char digits_text[24];
+  size_t length = (size_t)(c->s - start);
+  memcpy(digits_text, start, length);
+  digits_text[length] = '\0';
+  out->number = strtod(digits_text, NULL);
+  out->smallest = out->number;
   return true;
 }
 
@@ -230,22 +239,35 @@ static bool parse_item(cursor *c, sammy_sf_value *out) {
   if (!parse_bare_item(c, out)) return false;
   bool params;
   if (!parse_parameters(c, &params)) return false;
-  /* decodeCmcd keeps an item with parameters as an object, which is no number. */
-  if (params) out->kind = SAMMY_SF_OTHER;
+  /* decodeCmcd keeps an item with parameters as an object holding its value. */
+  if (params && out->kind == SAMMY_SF_NUMBER) out->kind = SAMMY_SF_NUMBER_WITH_PARAMS;
   return true;
 }
 
-static bool parse_inner_list(cursor *c) {
+/* An inner list; `out` says whether it is a list of numbers, and their largest and smallest. */
+static bool parse_inner_list(cursor *c, sammy_sf_value *out) {
   advance(c, 1); /* '(' */
+  size_t items = 0;
+  bool all_numbers = true;
   while (c->n > 0) {
     trim_start(c);
     if (first_is(c, ')')) {
       advance(c, 1);
       bool params;
-      return parse_parameters(c, &params);
+      if (!parse_parameters(c, &params)) return false;
+      /* With parameters the decoder keeps the list inside an object: no longer an array. */
+      out->kind = items > 0 && all_numbers && !params ? SAMMY_SF_NUMBER_LIST : SAMMY_SF_OTHER;
+      return true;
     }
     sammy_sf_value item;
     if (!parse_item(c, &item)) return false;
+    if (item.kind == SAMMY_SF_NUMBER || item.kind == SAMMY_SF_NUMBER_WITH_PARAMS) {
+      if (items == 0 || item.number > out->number) out->number = item.number;
+      if (items == 0 || item.number < out->smallest) out->smallest = item.number;
+    } else {
+      all_numbers = false;
+    }
+    items++;
     if (!(first_is(c, ' ') || first_is(c, ')'))) return false;
   }
   return false;
@@ -272,8 +294,7 @@ bool sammy_sf_dictionary(const char *text, size_t length, sammy_text_encoding en
       advance(&c, 1);
       value_start = c.s;
       if (first_is(&c, '(')) {
-        if (!parse_inner_list(&c)) return false;
-        member.kind = SAMMY_SF_OTHER;
+        if (!parse_inner_list(&c, &member)) return false;
       } else if (!parse_item(&c, &member)) {
         return false;
       }

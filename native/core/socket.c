@@ -32,8 +32,12 @@ bool sammy_read_tcp_info(int fd, sammy_tcp_info *out) {
   out->bytes_sent = info.tcpi_bytes_sent;
   out->bytes_retrans = info.tcpi_bytes_retrans;
   out->max_pacing_rate_bytes_per_s = info.tcpi_max_pacing_rate;
+  out->state = info.tcpi_state;
   return true;
 }
+
+/* The kernel's TCP states (include/net/tcp_states.h): 1 ESTABLISHED, 8 CLOSE_WAIT. */
+bool sammy_tcp_state_sending(uint8_t state) { return state == 1 || state == 8; }
 
 bool sammy_same_peer(int fd, const struct sockaddr *peer) {
   struct sockaddr_storage now;

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "cmcd.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,8 @@ typedef struct {
   size_t length;
 } payload;
 
-enum { KEY_VERSION, KEY_RTP, KEY_COUNT };
-static const char *const KEYS[KEY_COUNT] = {"v", "rtp"};
+enum { KEY_VERSION, KEY_RTP, KEY_TOP_BITRATE, KEY_BITRATE, KEY_COUNT };
+static const char *const KEYS[KEY_COUNT] = {"v", "rtp", "tb", "br"};
 
 static const char *source_name(sammy_cmcd_source source) { return source == SAMMY_CMCD_QUERY ? "query" : "header"; }
 
@@ -58,6 +59,34 @@ static size_t rtp_members(const payload *p, sammy_text_encoding encoding) {
   return count;
 }
 
+/* Appends one note to the request's problem, "; "-separated as the server joins them. */
+static void note(sammy_rate_request *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(sammy_rate_request *r, const char *fmt, ...) {
+  size_t used = strlen(r->problem);
+  if (used > 0 && used + 2 < sizeof r->problem) {
+    memcpy(r->problem + used, "; ", 3);
+    used += 2;
+  }
+  if (used + 1 >= sizeof r->problem) return;
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(r->problem + used, sizeof r->problem - used, fmt, args);
+  va_end(args);
+}
+
+/*
+ * A `tb` or `br` value in kbps (server/src/cmcd.ts bitrateKbps): a positive number
+ * (with or without parameters), or a non-empty inner list of positive numbers (its
+ * largest); 0 with a note when present but anything else.
+ */
+static double bitrate_kbps(sammy_rate_request *r, const char *key, const sammy_sf_value *v) {
+  if (v->kind == SAMMY_SF_ABSENT) return 0;
+  bool number = v->kind == SAMMY_SF_NUMBER || v->kind == SAMMY_SF_NUMBER_WITH_PARAMS || v->kind == SAMMY_SF_NUMBER_LIST;
+  if (number && v->smallest > 0 && v->number > 0) return v->number;
+  note(r, "%s %s is not a positive bitrate (kbps): ignored", key, v->text);
+  return 0;
+}
+
 static sammy_rate_request ignored(sammy_cmcd_source source, const char *fmt_problem, const char *detail) {
   sammy_rate_request r = {.rtp_kbps = 0, .source = source};
   snprintf(r.problem, sizeof r.problem, fmt_problem, source_name(source), detail);
@@ -74,7 +103,8 @@ static sammy_rate_request rate_from(const payload *payloads, size_t n, sammy_cmc
              max_bytes);
     return r;
   }
-  sammy_sf_value values[KEY_COUNT] = {{.kind = SAMMY_SF_ABSENT}, {.kind = SAMMY_SF_ABSENT}};
+  sammy_sf_value values[KEY_COUNT];
+  for (size_t k = 0; k < KEY_COUNT; k++) values[k] = (sammy_sf_value){.kind = SAMMY_SF_ABSENT};
   for (size_t i = 0; i < n; i++) {
     if (!sammy_sf_dictionary(payloads[i].text, payloads[i].length, encoding, KEYS, KEY_COUNT, values)) {
       return ignored(source, "CMCD %s is not a structured-field dictionary: ignored%s", "");
@@ -91,20 +121,23 @@ static sammy_rate_request rate_from(const payload *payloads, size_t n, sammy_cmc
              SAMMY_CMCD_MAX_VERSION);
     return r;
   }
+  /* The rate's own note comes first, then the stream's (as the server joins them). */
+  sammy_rate_request stream = {.problem = ""};
+  r.top_bitrate_kbps = bitrate_kbps(&stream, "tb", &values[KEY_TOP_BITRATE]);
+  r.bitrate_kbps = bitrate_kbps(&stream, "br", &values[KEY_BITRATE]);
   const sammy_sf_value *rtp = &values[KEY_RTP];
-  if (rtp->kind == SAMMY_SF_ABSENT) return r;
-  if (!(rtp->kind == SAMMY_SF_NUMBER && rtp->is_integer && rtp->integer_part > 0)) {
-    snprintf(r.problem, sizeof r.problem, "rtp %s is not a positive integer (kbps): ignored", rtp->text);
-    return r;
+  if (rtp->kind == SAMMY_SF_ABSENT) {
+    /* nothing asked for */
+  } else if (!(rtp->kind == SAMMY_SF_NUMBER && rtp->is_integer && rtp->integer_part > 0)) {
+    note(&r, "rtp %s is not a positive integer (kbps): ignored", rtp->text);
+  } else {
+    r.rtp_kbps = rtp->integer_part;
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) count += rtp_members(&payloads[i], encoding);
+    /* RFC 8941 section 4.2.2: the last of duplicated dictionary keys wins. */
+    if (count > 1) note(&r, "rtp given %zu times: the last value (%lld) is used", count, (long long)r.rtp_kbps);
   }
-  r.rtp_kbps = rtp->integer_part;
-  size_t count = 0;
-  for (size_t i = 0; i < n; i++) count += rtp_members(&payloads[i], encoding);
-  /* RFC 8941 section 4.2.2: the last of duplicated dictionary keys wins. */
-  if (count > 1) {
-    snprintf(r.problem, sizeof r.problem, "rtp given %zu times: the last value (%lld) is used", count,
-             (long long)r.rtp_kbps);
-  }
+  if (stream.problem[0] != '\0') note(&r, "%s", stream.problem);
   return r;
 }
 
@@ -220,14 +253,6 @@ sammy_rate_request sammy_read_rate_request(const sammy_cmcd_input *in) {
   free(q.buffer);
   return r;
 }
-
-int64_t sammy_clamp_rate_kbps(int64_t rtp_kbps, int64_t min_kbps, int64_t max_kbps) {
-  if (rtp_kbps < min_kbps) return min_kbps;
-  if (rtp_kbps > max_kbps) return max_kbps;
-  return rtp_kbps;
-}
-
-uint64_t sammy_kbps_to_bytes_per_s(int64_t rate_kbps) { return (uint64_t)rate_kbps * 1000u / 8u; }
 
 typedef struct {
   char *out;

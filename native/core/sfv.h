@@ -19,12 +19,22 @@
  */
 typedef enum { SAMMY_TEXT_LATIN1, SAMMY_TEXT_UTF8 } sammy_text_encoding;
 
-/* What a dictionary member's value reduces to (decodeCmcd: an item without parameters becomes its bare value). */
+/*
+ * What a dictionary member's value reduces to. decodeCmcd makes an item without
+ * parameters its bare value, keeps an item with parameters as an object holding
+ * the value, and an inner list without parameters as an array of its items: the
+ * reader of `rtp` takes only a bare number, the readers of `tb` and `br` also a
+ * number with parameters and a list of numbers (server/src/cmcd.ts).
+ */
 typedef enum {
   SAMMY_SF_ABSENT = 0,
-  /* An Integer, or a Decimal without parameters. */
+  /* An Integer or a Decimal without parameters. */
   SAMMY_SF_NUMBER,
-  /* Anything else: a string, token, boolean, byte sequence, date, inner list, or an item with parameters. */
+  /* An Integer or a Decimal with parameters. */
+  SAMMY_SF_NUMBER_WITH_PARAMS,
+  /* An inner list without parameters, of at least one item, every item a number (with or without parameters). */
+  SAMMY_SF_NUMBER_LIST,
+  /* Anything else: a string, token, boolean, byte sequence, date, another inner list. */
   SAMMY_SF_OTHER,
 } sammy_sf_kind;
 
@@ -34,6 +44,9 @@ typedef struct {
   int64_t integer_part;
   bool is_integer;
   bool negative;
+  /* A number's value as the decoder reads it (a double); for a number list, its largest and smallest items. */
+  double number;
+  double smallest;
   /* The member's text as written (for log lines), truncated. */
   char text[48];
 } sammy_sf_value;

@@ -1,7 +1,8 @@
 /*
  * One JSON line per response, with the field names and units of the Node server's
  * "media response" line (docs/server-contract.md), so the lab, the bench and the
- * tests read the edge's log with the same parser (parseTelemetry).
+ * tests read the edge's and the nginx module's logs with the same parser
+ * (parseTelemetry).
  */
 #ifndef SAMMY_TELEMETRY_H
 #define SAMMY_TELEMETRY_H
@@ -10,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rate.h"
 #include "socket.h"
 
 typedef struct {
@@ -21,14 +23,12 @@ typedef struct {
   int status;
   /* Response body bytes written to the client. */
   int64_t bytes;
+  /* How the body reached the socket: "sendfile" or "stream"; NULL without a body (null). */
+  const char *body_path;
   /* From the response header being sent to the last byte leaving the socket. */
   double duration_ms;
-  /* As requested, before clamping; 0 for none (null in the line). */
-  int64_t rtp_kbps;
-  /* After clamping; 0 when unpaced (null). */
-  int64_t applied_rate_kbps;
-  /* paced, unpaced or unavailable (as Server-Timing's desc). */
-  const char *pacing;
+  /* What was decided (rate.h): rtp, the applied rate, the outcome and the spiral guard's floor. */
+  const sammy_rate_decision *rate;
   /* TCP_INFO when the request was read and when the response ended; a missing one gives nulls. */
   const sammy_tcp_info *start;
   const sammy_tcp_info *end;
@@ -37,8 +37,12 @@ typedef struct {
   bool aborted;
   /* Empty when CMCD was clean (null). */
   const char *cmcd_problem;
-  /* The cache lookup: hit-fresh, hit-stale, miss, skipped, or NULL when there was none. */
+  /* The edge's cache lookup: hit-fresh, hit-stale, miss, skipped; NULL leaves the field out. */
   const char *cache_lookup;
+  /* The client's protocol ("http/1.1", "h2"); NULL leaves the field out. */
+  const char *protocol;
+  /* Which server wrote the line ("ats-edge", "nginx"). */
+  const char *server;
 } sammy_response_record;
 
 /* Writes the line without a newline; returns its length, truncated to cap - 1 (never more than cap bytes written). */

@@ -1,7 +1,7 @@
 /*
  * The one adapter to the kernel's socket options, as server/src/socket.ts is for
  * the Node server: SO_MAX_PACING_RATE on a connection, and the TCP_INFO fields
- * the telemetry line reports.
+ * the telemetry line and the drain policy read.
  */
 #ifndef SAMMY_SOCKET_H
 #define SAMMY_SOCKET_H
@@ -23,7 +23,12 @@ typedef struct {
   uint64_t bytes_retrans;
   /* UINT64_MAX (or anything from 2^63) when the socket has no cap. */
   uint64_t max_pacing_rate_bytes_per_s;
+  /* TCP_ESTABLISHED (1), TCP_CLOSE_WAIT (8), ...: whether the peer is still there to take the tail. */
+  uint8_t state;
 } sammy_tcp_info;
+
+/* Whether a socket in `state` still sends data to its peer (ESTABLISHED or CLOSE_WAIT). */
+bool sammy_tcp_state_sending(uint8_t state);
 
 /* 0, or the errno of a failed setsockopt. */
 int sammy_set_max_pacing_rate(int fd, uint64_t rate_bytes_per_s);

@@ -1,10 +1,10 @@
 /*
- * The player's requested maximum throughput (CTA-5004 `rtp`) from one request, by
- * the rules of the Node server (server/src/cmcd.ts, docs/server-contract.md):
- * header form wins over query form, a payload of a newer CMCD version is ignored,
- * rtp must be a positive integer (kbps), anything malformed is ignored with a note.
- * No Traffic Server types here: the plugin passes in the header values and the
- * raw query, the tests do the same.
+ * The player's requested maximum throughput (CTA-5004 `rtp`) from one request, and
+ * what it says about its stream (`tb`, `br`), by the rules of the Node server
+ * (server/src/cmcd.ts, docs/server-contract.md): header form wins over query form,
+ * a payload of a newer CMCD version is ignored, rtp must be a positive integer
+ * (kbps), anything malformed is ignored with a note. No server's types here: each
+ * adapter passes in the header values and the raw query, the tests do the same.
  */
 #ifndef SAMMY_CMCD_H
 #define SAMMY_CMCD_H
@@ -27,10 +27,18 @@ typedef enum { SAMMY_CMCD_NONE = 0, SAMMY_CMCD_HEADER, SAMMY_CMCD_QUERY } sammy_
 typedef struct {
   /* Requested rate in kbps as sent (before clamping); 0 when none or unusable. */
   int64_t rtp_kbps;
+  /*
+   * What the request says about its stream, for the spiral guard (kbps, as the
+   * decoder reads them: a fraction is kept; a v2 inner list counts by its largest
+   * item); 0 when absent or unusable. `tb`: the highest bitrate the player may play
+   * now; `br`: the encoded bitrate of the requested object.
+   */
+  double top_bitrate_kbps;
+  double bitrate_kbps;
   /* Where the payload came from; NONE when the request carried no CMCD. */
   sammy_cmcd_source source;
-  /* Why CMCD was ignored, or a note about it (a repeated rtp); empty when clean. */
-  char problem[160];
+  /* Why CMCD was ignored, or notes about it (a repeated rtp, an unusable tb), "; "-separated; empty when clean. */
+  char problem[256];
 } sammy_rate_request;
 
 typedef struct {
@@ -47,12 +55,6 @@ typedef struct {
 
 /* Never fails: hostile input becomes rtp_kbps 0 with a problem. */
 sammy_rate_request sammy_read_rate_request(const sammy_cmcd_input *in);
-
-/* The rate applied: the request clamped to [min, max] (kbps). */
-int64_t sammy_clamp_rate_kbps(int64_t rtp_kbps, int64_t min_kbps, int64_t max_kbps);
-
-/* CTA-5004 kbps (1000 bits/s) to bytes per second: the one conversion, as server/src/units.ts. */
-uint64_t sammy_kbps_to_bytes_per_s(int64_t rate_kbps);
 
 /*
  * Removes every `CMCD` argument from a query string (same name decoding as the

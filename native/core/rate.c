@@ -1,0 +1,83 @@
+#include "rate.h"
+
+#include <math.h>
+#include <stddef.h>
+
+const char *sammy_pacing_name(sammy_pacing_outcome outcome) {
+  switch (outcome) {
+  case SAMMY_PACING_PACED:
+    return "paced";
+  case SAMMY_PACING_DISABLED:
+    return "disabled";
+  case SAMMY_PACING_UNAVAILABLE:
+    return "unavailable";
+  case SAMMY_PACING_UNPACED:
+  default:
+    return "unpaced";
+  }
+}
+
+int64_t sammy_clamp_rate_kbps(int64_t rtp_kbps, int64_t min_kbps, int64_t max_kbps) {
+  if (rtp_kbps < min_kbps) return min_kbps;
+  if (rtp_kbps > max_kbps) return max_kbps;
+  return rtp_kbps;
+}
+
+uint64_t sammy_kbps_to_bytes_per_s(int64_t rate_kbps) { return (uint64_t)rate_kbps * 1000u / 8u; }
+
+int64_t sammy_guard_floor_kbps(const sammy_rate_request *request, double multiplier, const char **basis) {
+  double kbps = request->top_bitrate_kbps > 0 ? request->top_bitrate_kbps : request->bitrate_kbps;
+  *basis = request->top_bitrate_kbps > 0 ? "tb" : request->bitrate_kbps > 0 ? "br" : NULL;
+  if (*basis == NULL) return 0;
+  /* Rounded up, as the server's Math.ceil(multiplier * kbps - 1e-9); beyond int64 it is clamped away anyway. */
+  double floor_kbps = ceil(multiplier * kbps - 1e-9);
+  return floor_kbps >= 9.2e18 ? INT64_MAX : (int64_t)floor_kbps;
+}
+
+sammy_rate_decision sammy_decide_rate(const sammy_rate_request *request, const sammy_options *o,
+                                      sammy_response_facts facts) {
+  sammy_rate_decision d = {.outcome = SAMMY_PACING_UNPACED, .rtp_kbps = request->rtp_kbps};
+  if (!facts.has_body || request->rtp_kbps <= 0) return d;
+  if (!o->pacing) {
+    d.outcome = SAMMY_PACING_DISABLED;
+    return d;
+  }
+  if (!facts.own_socket) {
+    d.outcome = SAMMY_PACING_UNAVAILABLE;
+    return d;
+  }
+  int64_t kbps = request->rtp_kbps;
+  if (o->spiral_guard) {
+    d.guard_floor_kbps = sammy_guard_floor_kbps(request, o->spiral_guard_multiplier, &d.guard_basis);
+    if (d.guard_basis == NULL) {
+      d.guard = SAMMY_GUARD_NO_FLOOR;
+    } else if (d.guard_floor_kbps > kbps) {
+      d.guard = SAMMY_GUARD_RAISED;
+      kbps = d.guard_floor_kbps;
+    } else {
+      d.guard = SAMMY_GUARD_KEPT;
+    }
+  }
+  d.outcome = SAMMY_PACING_PACED;
+  d.applied_rate_kbps = sammy_clamp_rate_kbps(kbps, o->min_rate_kbps, o->max_rate_kbps);
+  d.rate_bytes_per_s = sammy_kbps_to_bytes_per_s(d.applied_rate_kbps);
+  return d;
+}
+
+void sammy_rate_unavailable(sammy_rate_decision *d) {
+  d->outcome = SAMMY_PACING_UNAVAILABLE;
+  d->applied_rate_kbps = 0;
+  d->rate_bytes_per_s = 0;
+  d->guard = SAMMY_GUARD_OFF;
+  d->guard_floor_kbps = 0;
+  d->guard_basis = NULL;
+}
+
+uint64_t sammy_drain_poll_ms(uint64_t notsent_bytes, uint64_t rate_bytes_per_s, uint64_t delivery_rate_bytes_per_s) {
+  uint64_t rate = rate_bytes_per_s > 0 ? rate_bytes_per_s : delivery_rate_bytes_per_s;
+  if (rate == 0) rate = SAMMY_UNPACED_DRAIN_RATE_BYTES_PER_S;
+  uint64_t wait_ms = notsent_bytes * 1000 / rate;
+  if (wait_ms < SAMMY_DRAIN_POLL_MIN_MS) wait_ms = SAMMY_DRAIN_POLL_MIN_MS;
+  if (wait_ms > SAMMY_DRAIN_POLL_MAX_MS) wait_ms = SAMMY_DRAIN_POLL_MAX_MS;
+  return wait_ms;
+}
