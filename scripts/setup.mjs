@@ -1,6 +1,6 @@
 // Installs what `npm start` and `npm test` need on a fresh Debian/Ubuntu machine, or
 // says exactly what to install. Plain Node (no dependencies): it runs before `npm ci`.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,17 +20,24 @@ export const APT_PACKAGES = {
   openssl: 'openssl',
   trafficserver: 'traffic_server',
   'trafficserver-dev': '/usr/include/ts/ts.h',
+  'nginx-core': 'nginx',
+  'nginx-dev': '/usr/share/nginx/src/configure',
+  make: 'make',
 };
 
 /** What the edge (`npm run edge`, its tests and bench) needs from Debian. */
 export const EDGE_APT_PACKAGES = ['trafficserver', 'trafficserver-dev', 'gcc', 'libc6-dev'];
 
+/** What nginx with the Sammy module (`npm run nginx`, its tests) needs from Debian: nginx, its source tree, a compiler and make. */
+export const NGINX_APT_PACKAGES = ['nginx-core', 'nginx-dev', 'gcc', 'libc6-dev', 'make'];
+
 /**
  * Services apt starts when it installs a package that Sammy only uses as a program:
- * the edge runs its own Traffic Server from a temporary folder, and Debian's own
- * would hold port 8080, the port `npm start` serves on.
+ * the edge runs its own Traffic Server and `npm run nginx` its own nginx, each from a
+ * temporary folder; Debian's would hold port 8080 (Traffic Server, the port `npm start`
+ * serves on) and port 80 (nginx).
  */
-const APT_SERVICES_NOT_WANTED = { trafficserver: 'trafficserver' };
+const APT_SERVICES_NOT_WANTED = { trafficserver: 'trafficserver', 'nginx-core': 'nginx' };
 
 function stopServicesStartedBy(installed) {
   if (!existsSync('/run/systemd/system') || !hasCommand('systemctl')) return;
@@ -105,4 +112,17 @@ export function ensureAptPackages(packages) {
     say(`missing ${missing.join(', ')}: install with: sudo ${command}`);
   }
   return packages.filter((p) => !aptPackageInstalled(p));
+}
+
+/**
+ * Runs a command line of this repository (`tsx` TypeScript, e.g. edge/src/cli.ts) in the
+ * foreground with this process's arguments and stdio, passes on SIGINT and SIGTERM (so it
+ * can stop what it started and remove its folder), and exits with its exit code.
+ */
+export function runInForeground(entry, cwd) {
+  // Relative paths mean the folder the command was typed in (npm keeps it as INIT_CWD; plain `node` does not).
+  const env = { ...process.env, INIT_CWD: process.env.INIT_CWD ?? process.cwd() };
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...process.argv.slice(2)], { stdio: 'inherit', cwd, env });
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 128)));
 }

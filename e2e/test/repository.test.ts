@@ -54,6 +54,29 @@ describe('docker compose --profile edge', () => {
   });
 });
 
+describe('docker compose --profile nginx', () => {
+  const { nginx } = compose.services;
+  const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+  const nginxStage = dockerfile.split(/^FROM /m).find((part) => part.startsWith('base AS nginx\n')) ?? '';
+
+  test('nginx with the Sammy module on port 8082, its own ladder, started like npm start -- --server nginx', () => {
+    expect(nginx!.profiles).toEqual(['nginx']);
+    expect(nginx!.build.target).toBe('nginx');
+    expect(nginx!.ports).toContain('8082:8082');
+    expect(Object.keys(compose.volumes)).toContain(nginx!.volumes[0]!.split(':')[0]);
+    expect(nginx!.command!.join(' ')).toBe('node scripts/start.mjs --server nginx --host 0.0.0.0 --port 8082 --media /app/media');
+    expect(readFileSync(join(root, 'scripts', 'start.mjs'), 'utf8')).toContain("'nginx.mjs'");
+  });
+
+  test('its image installs nginx, its source tree and a compiler, builds the page and the module, and starts the same way', () => {
+    expect(nginxStage).toMatch(/apt-get install[^\n]*\bffmpeg nginx-core nginx-dev gcc libc6-dev make\b/);
+    expect(nginxStage).toMatch(/^RUN npm run build$/m);
+    expect(nginxStage).toContain('buildNginxModule()');
+    const cmd = JSON.parse(`[${/^CMD \[(.*)\]$/m.exec(nginxStage)![1]!}]`) as string[];
+    expect(cmd).toEqual(nginx!.command);
+  });
+});
+
 describe('Dockerfile', () => {
   const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
 

@@ -1,24 +1,15 @@
 // Command-line arguments to EdgeOptionsInput; ranges are checked by resolveEdgeOptions().
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { numberFlag, onOffFlag } from '@sammy/server/args';
 import { DEFAULT_EDGE_OPTIONS, EdgeError, invalidEdgeOption, type EdgeOptionsInput } from './options.js';
 
 export const USAGE = `usage: npm run edge -- --origin URL [--port ${DEFAULT_EDGE_OPTIONS.port}] [--host ${DEFAULT_EDGE_OPTIONS.host}]
   [--min-rate-kbps ${DEFAULT_EDGE_OPTIONS.minRateKbps}] [--max-rate-kbps ${DEFAULT_EDGE_OPTIONS.maxRateKbps}] [--query-cmcd on|off]
   [--spiral-guard on|off] [--spiral-guard-multiplier ${DEFAULT_EDGE_OPTIONS.spiralGuardMultiplier}] [--log FILE] [--cache-mb ${DEFAULT_EDGE_OPTIONS.cacheSizeMb}]`;
 
-function numberArg(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value)) throw invalidEdgeOption(flag, text, 'a number');
-  return value;
-}
-
-function onOff(flag: string, text: string | undefined): boolean | undefined {
-  if (text === undefined) return undefined;
-  if (text !== 'on' && text !== 'off') throw invalidEdgeOption(flag, text, 'on, off');
-  return text === 'on';
-}
+const numberArg = (flag: string, text: string | undefined): number | undefined => numberFlag(flag, text, invalidEdgeOption);
+const onOff = (flag: string, text: string | undefined): boolean | undefined => onOffFlag(flag, text, invalidEdgeOption);
 
 /** The options the command line gives; "help" for --help. */
 export function parseEdgeCli(argv: string[], cwd = process.env['INIT_CWD'] ?? process.cwd()): EdgeOptionsInput | 'help' {

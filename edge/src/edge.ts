@@ -3,13 +3,22 @@
  * temporary folder, in the foreground of this process. `startEdge` resolves once
  * the edge answers HTTP; `stop()` ends Traffic Server and removes the folder.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pidAlive, sleep, start, stop, type Managed } from '@sammy/server/process';
+import {
+  freePort,
+  httpStatus,
+  ownedTempFolder,
+  reachableHost,
+  removeStaleFolders as removeStaleTempFolders,
+  serverUrl,
+  start,
+  stop,
+  waitUntilReady,
+  type Managed,
+} from '@sammy/server/process';
 import { ATS_BINDIR, atsConfigFiles, atsLayout, STATS_PATH, type AtsLayout } from './ats-config.js';
 import { atsBuildUnavailableReason, buildAtsPlugin } from '@sammy/native/build';
 import { EdgeError, resolveEdgeOptions, type EdgeOptions, type EdgeOptionsInput } from './options.js';
@@ -45,57 +54,14 @@ export interface RunningEdge {
   stop(): Promise<number | null>;
 }
 
-/** A free TCP port on `host` now (Traffic Server cannot bind port 0 and say which it got). */
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolvePort(port));
-    });
-  });
-}
-
-/** The address a local client reaches the edge at. */
-function reachableHost(host: string): string {
-  if (host === '0.0.0.0') return '127.0.0.1';
-  if (host === '::') return '::1';
-  return host;
-}
-
-/** Whether the edge answers HTTP (any status: the stats path needs no origin). */
-function answers(host: string, port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const req = http.get({ host, port, path: `/${STATS_PATH}`, agent: false, timeout: 1000 }, (res) => {
-      res.resume();
-      done(true);
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => done(false));
-  });
-}
-
 const FOLDER_PREFIX = 'sammy-edge-';
 
 /**
- * Removes the folders of edges whose command line died without cleaning up (SIGKILL):
- * each folder's name carries its owner's pid. (Their Traffic Server got SIGTERM when
- * its parent died.) Folders of other users are left alone.
+ * Removes the folders of edges whose command line died without cleaning up (SIGKILL);
+ * their Traffic Server got SIGTERM when its parent died.
  */
 export function removeStaleFolders(dir = tmpdir()): string[] {
-  const removed: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const m = new RegExp(`^${FOLDER_PREFIX}(\\d+)-`).exec(name);
-    if (m === null || pidAlive(Number(m[1]))) continue;
-    try {
-      rmSync(join(dir, name), { recursive: true });
-      removed.push(name);
-    } catch {
-      // another user's, or already gone
-    }
-  }
-  return removed;
+  return removeStaleTempFolders(FOLDER_PREFIX, dir);
 }
 
 function writeConfig(layout: AtsLayout, pluginPath: string, o: EdgeOptions): void {
@@ -129,7 +95,7 @@ export async function startEdge(input: EdgeOptionsInput): Promise<RunningEdge> {
   const pluginPath = await buildAtsPlugin();
   const options = { ...requested, port: requested.port === 0 ? await freePort(requested.host) : requested.port };
   removeStaleFolders();
-  const layout = atsLayout(mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`)));
+  const layout = atsLayout(ownedTempFolder(FOLDER_PREFIX));
   const remove = (): void => rmSync(layout.root, { recursive: true, force: true });
   let child: Managed;
   try {
@@ -146,20 +112,18 @@ export async function startEdge(input: EdgeOptionsInput): Promise<RunningEdge> {
     return code;
   };
   const host = reachableHost(options.host);
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  let gone = false;
-  void child.exited.then(() => (gone = true));
-  while (!(await answers(host, options.port))) {
-    if (gone || Date.now() > deadline) {
-      const why = `${child.stderr().trim()}\n${diagnosticsTail(layout)}`.trim();
-      await stopEdge();
-      throw new EdgeError('SAMMY_EDGE_FAILED', `Traffic Server ${gone ? 'exited' : `did not answer within ${START_TIMEOUT_MS} ms`}: ${why}`);
-    }
-    await sleep(50);
+  // Any status counts: the stats path needs no origin.
+  const answers = async (): Promise<boolean> => (await httpStatus({ host, port: options.port, path: `/${STATS_PATH}` })) !== null;
+  const outcome = await waitUntilReady(child, answers, START_TIMEOUT_MS);
+  if (outcome !== 'ready') {
+    const why = `${child.stderr().trim()}\n${diagnosticsTail(layout)}`.trim();
+    await stopEdge();
+    const what = outcome === 'exited' ? 'exited' : `did not answer within ${START_TIMEOUT_MS} ms`;
+    throw new EdgeError('SAMMY_EDGE_FAILED', `Traffic Server ${what}: ${why}`);
   }
   return {
     options,
-    url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`,
+    url: serverUrl(options.host, options.port),
     port: options.port,
     layout,
     process: child,

@@ -11,7 +11,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, stop, type ServerProcess } from '@sammy/server/process';
-import { makeDir, MB, measureUntil, randomFile, rawExchange, removeDir, requestHead, timedGet, waitFor, type TimedResponse } from '@sammy/server/test/helpers';
+import { makeDir, MB, measureUntil, randomFile, rawExchange, removeDir, requestHead, SPIRAL_GUARD_CASES, timedGet, waitFor, type TimedResponse } from '@sammy/server/test/helpers';
 import { readTelemetry, type ResponseTelemetry } from '@sammy/server/telemetry';
 import { STATS_PATH } from '../src/ats-config.js';
 import { EDGE_CLI, edgeUnavailableReason } from '../src/edge.js';
@@ -142,6 +142,16 @@ describeEdge('pacing through a Traffic Server edge', () => {
     const after = await measureUntil('paced after hostile input', () => timedGet(edge.port, '/media/big.m4s', { headers: { 'CMCD-Status': `rtp=${RTP_KBPS}` } }), within10);
     expect(after.rateAfterMarkBytesPerS / RATE_BYTES_PER_S).toBeGreaterThan(0.9);
   }, 90_000);
+
+  test("the spiral guard decides as the Node server's (SPIRAL_GUARD_CASES), and counts what it raised", async () => {
+    for (const c of SPIRAL_GUARD_CASES) {
+      const r = await timedGet(edge.port, '/media/small.m4s', { headers: c.headers });
+      expect({ name: c.name, serverTiming: r.headers['server-timing'] }).toEqual({ name: c.name, serverTiming: c.serverTiming });
+      expect(await lineOf(r, '/media/small.m4s')).toMatchObject(c.line);
+    }
+    const raised = SPIRAL_GUARD_CASES.filter((c) => c.line.guardRaised).length;
+    expect(await pollStat('plugin.sammy_edge.spiral_guard_raised', (n) => n >= raised, 20_000)).toBeGreaterThanOrEqual(raised);
+  }, 60_000);
 
   test('clients that vanish mid-response or before it: the edge keeps pacing the others, the line says aborted', async () => {
     // A player that goes away 2 MB into a paced 10 MB response (a reset: the quickest way out).

@@ -690,13 +690,24 @@ ngx_http_sammy_split_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx, ngx_
 static ngx_int_t
 ngx_http_sammy_release_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx)
 {
-    ngx_chain_t       *held;
-    ngx_connection_t  *c;
+    ngx_chain_t               *held;
+    ngx_connection_t          *c;
+    ngx_http_core_loc_conf_t  *clcf;
 
     c = r->connection;
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
 
     if (sammy_set_max_pacing_rate(c->fd, SAMMY_UNLIMITED_PACING_RATE) != 0) {
         ngx_http_sammy_count(SAMMY_COUNT_ERR_SETSOCKOPT, 1);
+    }
+
+    /*
+     * The byte goes out alone while the rest may still wait for its ACK: without
+     * TCP_NODELAY, Nagle's algorithm would hold it for a round trip (nginx turns
+     * it on itself only once a connection goes idle between requests).
+     */
+    if (clcf->tcp_nodelay && ngx_tcp_nodelay(c) != NGX_OK) {
+        ngx_log_error(NGX_LOG_INFO, c->log, 0, "sammy: TCP_NODELAY could not be set for the held byte");
     }
 
     ctx->capped = 0;
@@ -731,6 +742,19 @@ ngx_http_sammy_poll_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx)
     if (c->buffered & NGX_HTTP_WRITE_BUFFERED) {
         /* nginx still holds part of the body: its writer sends it as the socket takes it, and calls back. */
         return NGX_AGAIN;
+    }
+
+    if (c->tcp_nopush == NGX_TCP_NOPUSH_SET) {
+        /*
+         * With tcp_nopush nginx corks a header sent with a file until the request
+         * ends: the body's last partial segment would wait for the cork's 200 ms timer
+         * (and the tail would never look drained before it).
+         */
+        if (ngx_tcp_push(c->fd) == -1) {
+            ngx_log_error(NGX_LOG_CRIT, c->log, ngx_socket_errno, ngx_tcp_push_n " failed");
+        } else {
+            c->tcp_nopush = NGX_TCP_NOPUSH_UNSET;
+        }
     }
 
     now = ngx_http_sammy_now_ns(CLOCK_MONOTONIC);

@@ -39,18 +39,22 @@ export function cliMessage(err: ServerError): string {
   return flag === undefined ? err.message : err.message.replace(`invalid ${err.option}:`, `invalid ${flag}:`);
 }
 
+/** The error a refused flag value throws (the server's, the edge's, nginx's): it names the flag, the value and what is accepted. */
+export type InvalidFlag = (flag: string, value: unknown, accepted: string) => Error;
+
 /** A CLI number: the option validator reports ranges, this only rejects non-numbers. */
-function numberArg(flag: string, text: string | undefined): number | undefined {
+export function numberFlag(flag: string, text: string | undefined, invalid: InvalidFlag = invalidOption): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value)) throw invalidOption(flag, text, 'a number');
+  if (text.trim() === '' || !Number.isFinite(value)) throw invalid(flag, text, 'a number');
   return value;
 }
 
-function onOffArg(flag: string, text: string | undefined): boolean | undefined {
+/** A CLI switch: `on` or `off`. */
+export function onOffFlag(flag: string, text: string | undefined, invalid: InvalidFlag = invalidOption): boolean | undefined {
   if (text === undefined) return undefined;
   if (text === 'on' || text === 'off') return text === 'on';
-  throw invalidOption(flag, text, 'on, off');
+  throw invalid(flag, text, 'on, off');
 }
 
 /**
@@ -98,21 +102,21 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
   const set = <K extends keyof ServerOptionsInput>(key: K, value: ServerOptionsInput[K] | undefined): void => {
     if (value !== undefined) input[key] = value;
   };
-  set('port', numberArg('--port', values.port));
+  set('port', numberFlag('--port', values.port));
   set('host', values.host);
-  set('burstPackets', numberArg('--burst-packets', values['burst-packets']));
+  set('burstPackets', numberFlag('--burst-packets', values['burst-packets']));
   set('burstMode', values['burst-mode'] as ServerOptionsInput['burstMode']);
   set('bodyPath', values['body-path'] as ServerOptionsInput['bodyPath']);
-  set('pacing', onOffArg('--pacing', values.pacing));
-  set('spiralGuard', onOffArg('--spiral-guard', values['spiral-guard']));
-  set('spiralGuardMultiplier', numberArg('--spiral-guard-multiplier', values['spiral-guard-multiplier']));
-  set('minRateKbps', numberArg('--min-rate-kbps', values['min-rate-kbps']));
-  set('maxRateKbps', numberArg('--max-rate-kbps', values['max-rate-kbps']));
+  set('pacing', onOffFlag('--pacing', values.pacing));
+  set('spiralGuard', onOffFlag('--spiral-guard', values['spiral-guard']));
+  set('spiralGuardMultiplier', numberFlag('--spiral-guard-multiplier', values['spiral-guard-multiplier']));
+  set('minRateKbps', numberFlag('--min-rate-kbps', values['min-rate-kbps']));
+  set('maxRateKbps', numberFlag('--max-rate-kbps', values['max-rate-kbps']));
   set('logFile', userPath(values.log, cwd));
   set('logLevel', values['log-level'] as ServerOptionsInput['logLevel']);
   set('playerDir', userPath(values.player, cwd));
   set('corsOrigin', values['cors-origin']);
-  set('workers', numberArg('--workers', values.workers));
+  set('workers', numberFlag('--workers', values.workers));
   const [certFile, keyFile] = [values['tls-cert'], values['tls-key']];
   if ((certFile === undefined) !== (keyFile === undefined)) {
     throw new ServerError('SAMMY_SERVER_BAD_ARGS', `--tls-cert FILE and --tls-key FILE are given together\n${USAGE}`);

@@ -173,7 +173,8 @@ function directory(option: string, value: unknown): string {
   return path;
 }
 
-function corsOrigin(value: unknown): string | null {
+/** `--cors-origin`: null, `*` or one origin (what nginx's launcher checks too); throws a coded option error otherwise. */
+export function checkCorsOrigin(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (value === '*') return '*';
   const accepted = '"*" or one origin such as http://127.0.0.1:8080 (scheme, host, optional port; no path)';
@@ -236,7 +237,7 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
     maxRateKbps,
     logFile: o.logFile === null ? null : resolve(nonEmptyString('logFile', o.logFile, 'a file path')),
     logLevel: oneOf('logLevel', o.logLevel, LOG_LEVELS),
-    corsOrigin: corsOrigin(o.corsOrigin),
+    corsOrigin: checkCorsOrigin(o.corsOrigin),
     workers: integerIn('workers', o.workers, 1, MAX_WORKERS),
     tls,
     limits: limits(input.limits),

@@ -10,7 +10,11 @@
  * still in flight. Errors go to stderr as `serve: CODE: message` with exit status 2.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,9 +28,14 @@ export class ProcessError extends Error {
   }
 }
 
+/** `http://HOST:PORT` (an IPv6 host in brackets), as the listening line names a server. */
+export function serverUrl(host: string, port: number, scheme: 'http' | 'https' = 'http'): string {
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 /** The line `npm run serve` prints once it accepts connections. */
 export function listeningLine(host: string, port: number, scheme: 'http' | 'https' = 'http'): string {
-  return `listening on ${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}\n`;
+  return `listening on ${serverUrl(host, port, scheme)}\n`;
 }
 
 /** A whole `listening on` line in a process's output; group 1 the URL, group 2 the port. */
@@ -85,6 +94,95 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * A temporary folder for the files of a server this process runs (Traffic Server's,
+ * nginx's), named `<prefix><this pid>-<random>` so that removeStaleFolders() can tell
+ * when its owner is gone.
+ */
+export function ownedTempFolder(prefix: string, dir = tmpdir()): string {
+  return mkdtempSync(join(dir, `${prefix}${process.pid}-`));
+}
+
+/**
+ * Removes the ownedTempFolder()s of `prefix` whose owner died without cleaning up
+ * (SIGKILL): each folder's name carries its owner's pid. Folders of other users are
+ * left alone. Returns the names removed.
+ */
+export function removeStaleFolders(prefix: string, dir = tmpdir()): string[] {
+  const removed: string[] = [];
+  // Prefixes are plain words (`sammy-edge-`): nothing in them to escape.
+  const owned = new RegExp(`^${prefix}(\\d+)-`);
+  for (const name of readdirSync(dir)) {
+    const m = owned.exec(name);
+    if (m === null || pidAlive(Number(m[1]))) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true });
+      removed.push(name);
+    } catch {
+      // another user's, or already gone
+    }
+  }
+  return removed;
+}
+
+/** A free TCP port on `host` now (for servers that cannot bind port 0 and say which they got: Traffic Server, nginx). */
+export function freePort(host: string): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** The address a local client reaches a server bound to `host` at (not the wildcard addresses). */
+export function reachableHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '::1';
+  return host;
+}
+
+/**
+ * The status of a GET of `path` on host:port now, or null when nothing answers within
+ * `timeoutMs`. With `tls`, over HTTPS without checking the certificate (a readiness
+ * probe of a server this process started, not a client that trusts it).
+ */
+export function httpStatus(o: { host: string; port: number; path: string; tls?: boolean; timeoutMs?: number }): Promise<number | null> {
+  return new Promise((done) => {
+    const options = { host: o.host, port: o.port, path: o.path, agent: false as const, timeout: o.timeoutMs ?? 1000 };
+    const onResponse = (res: http.IncomingMessage): void => {
+      res.resume();
+      done(res.statusCode ?? null);
+    };
+    const req = o.tls ? https.get({ ...options, rejectUnauthorized: false }, onResponse) : http.get(options, onResponse);
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => done(null));
+  });
+}
+
+/**
+ * Polls `ready` every 50 ms while `p` runs: 'ready' once it holds, 'exited' if the
+ * process ends first, 'timeout' after `timeoutMs` (the caller stops the process and
+ * says why, with what the process left behind).
+ */
+export async function waitUntilReady(
+  p: Managed,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<'ready' | 'exited' | 'timeout'> {
+  const deadline = Date.now() + timeoutMs;
+  let gone = false;
+  void p.exited.then(() => (gone = true));
+  while (!(await ready())) {
+    if (gone) return 'exited';
+    if (Date.now() > deadline) return 'timeout';
+    await sleep(50);
+  }
+  return 'ready';
+}
+
 /** Waits until the process prints `text` (on stdout by default); throws a ProcessError if it exits or times out first. */
 export async function waitForOutput(p: Managed, text: string | RegExp, timeoutMs = 20_000, stream: 'stdout' | 'stderr' = 'stdout'): Promise<void> {
   const output = stream === 'stdout' ? p.stdout : p.stderr;
@@ -117,6 +215,48 @@ export function childPids(pid: number): number[] {
   } catch {
     return [];
   }
+}
+
+/** A server a command line runs in its foreground (the edge's Traffic Server, nginx) and removes when it stops. */
+export interface ForegroundServer {
+  process: Managed;
+  stop(): Promise<unknown>;
+}
+
+/**
+ * Keeps `server` in this command's foreground: SIGINT and SIGTERM stop it (exit code
+ * 0); if it exits by itself it is stopped all the same (its folder removed) and
+ * `name: what exited unexpectedly (code): why()` goes to stderr (1). The signal
+ * handlers are in place before `announce` runs (it prints the listening line).
+ */
+export async function holdInForeground(o: {
+  name: string;
+  what: string;
+  server: ForegroundServer;
+  announce: () => void;
+  why: () => string;
+}): Promise<number> {
+  let stopping: Promise<number> | null = null;
+  const shutdown = (): Promise<number> => (stopping ??= o.server.stop().then(() => 0));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown().then((code) => process.exit(code)));
+  o.announce();
+  const code = await o.server.process.exited;
+  if (stopping !== null) return stopping;
+  const why = o.why();
+  await o.server.stop();
+  process.stderr.write(`${o.name}: ${o.what} exited unexpectedly (${code}): ${why}\n`);
+  return 1;
+}
+
+/** Runs a command line's `main` and exits with its code; a throw exits 2 with one line `name: CODE: message` on stderr. */
+export function runCommandLine(name: string, main: () => Promise<number>, fallbackCode: string): void {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(`${name}: ${(err as { code?: string }).code ?? fallbackCode}: ${(err as Error).message}`);
+      process.exit(2);
+    },
+  );
 }
 
 /** Stops every process started here that is still running. */

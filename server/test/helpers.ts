@@ -274,3 +274,30 @@ export function metricValue(text: string, series: string): number | null {
   }
   return null;
 }
+
+/**
+ * Requests every server's spiral guard must decide alike (docs/server-contract.md):
+ * the Node server, the Traffic Server edge and the nginx module run these and compare
+ * the `Server-Timing` and the telemetry line.
+ */
+export const SPIRAL_GUARD_CASES: { name: string; headers: Record<string, string>; serverTiming: string; line: Partial<ResponseTelemetry> }[] = [
+  {
+    name: "a stock player's rtp below 2.5 x tb is raised to it",
+    headers: { 'CMCD-Status': 'rtp=1000', 'CMCD-Object': 'br=1050,tb=1050' },
+    serverTiming: 'pace;dur=2625;desc="paced"',
+    line: { rtpKbps: 1000, appliedRateKbps: 2625, guardFloorKbps: 2625, guardBasis: 'tb', guardRaised: true },
+  },
+  {
+    name: 'without tb the floor is 2.5 x br',
+    headers: { 'CMCD-Status': 'rtp=600', 'CMCD-Object': 'br=300' },
+    serverTiming: 'pace;dur=750;desc="paced"',
+    line: { rtpKbps: 600, appliedRateKbps: 750, guardFloorKbps: 750, guardBasis: 'br', guardRaised: true },
+  },
+  {
+    name: "a Sammy request (rtp above 2.5 x tb) is kept",
+    headers: { 'CMCD-Status': 'rtp=3100', 'CMCD-Object': 'tb=1050' },
+    serverTiming: 'pace;dur=3100;desc="paced"',
+    line: { rtpKbps: 3100, appliedRateKbps: 3100, guardFloorKbps: 2625, guardBasis: 'tb', guardRaised: false },
+  },
+];
+

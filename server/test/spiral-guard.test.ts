@@ -4,7 +4,7 @@
 import { applyGuard, DEFAULT_SPIRAL_GUARD_MULTIPLIER, guardFloor } from '../src/spiral-guard.js';
 import { loadSocketControl } from '../src/socket.js';
 import { kbpsToBytesPerS } from '../src/units.js';
-import { MB, makeDir, metricValue, randomFile, removeDir, startServer, timedGet, type RunningServer } from './helpers.js';
+import { MB, makeDir, metricValue, randomFile, removeDir, SPIRAL_GUARD_CASES, startServer, timedGet, type RunningServer } from './helpers.js';
 
 describe('guardFloor and applyGuard', () => {
   test('the floor is the multiplier x tb, else x br, rounded up to an integer kbps', () => {
@@ -40,7 +40,7 @@ describeLinux('the spiral guard on real sockets', () => {
   const servers: RunningServer[] = [];
 
   beforeAll(() => {
-    mediaDir = makeDir({ 'seg.m4s': randomFile(2 * MB) });
+    mediaDir = makeDir({ 'seg.m4s': randomFile(2 * MB), 'small.m4s': randomFile(20_000) });
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.close()));
@@ -122,6 +122,13 @@ describeLinux('the spiral guard on real sockets', () => {
     const health = (await (await fetch(`http://127.0.0.1:${s.port}/healthz`)).json()) as Record<string, unknown>;
     expect(health).toMatchObject({ spiralGuard: false, spiralGuardMultiplier: 2.5 });
   }, 30_000);
+
+  test.each(SPIRAL_GUARD_CASES.map((c) => [c.name, c] as const))('the cases every server decides alike: %s', async (_name, c) => {
+    const s = await server();
+    const res = await timedGet(s.port, '/media/small.m4s', { headers: c.headers });
+    expect(res.headers['server-timing']).toBe(c.serverTiming);
+    expect(await s.logs.waitForResponse(res)).toMatchObject(c.line);
+  });
 
   test('--spiral-guard-multiplier sets the floor', async () => {
     const s = await server({ spiralGuardMultiplier: 3 });

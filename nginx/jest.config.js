@@ -1,0 +1,3 @@
+import base from '../jest.base.js';
+
+export default { ...base };
