@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const e2eDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const repoDir = join(e2eDir, '..');
-const PACKAGES = ['encoder', 'native', 'server', 'player', 'sim', 'edge', 'e2e'];
+const PACKAGES = ['encoder', 'native', 'server', 'player', 'sim', 'edge', 'nginx', 'e2e'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -10,7 +10,7 @@ import { NEIGHBOUR_KINDS, type NeighbourKind } from './neighbours.js';
 import { LabError } from './processes.js';
 import { experimentName, type LabResult, type TrialRecord } from './result.js';
 import { queueDelayMsOf } from './queue-monitor.js';
-import { linkRateMbps, queueBytes, trialTraceStartsS, type Scenario } from './scenario.js';
+import { linkRateMbps, queueBytes, serverKindOf, trialTraceStartsS, type Scenario } from './scenario.js';
 import { mean, summarize, type MetricSummary } from './stats.js';
 import { cpuBound, CPU_BOUND_PCT } from './cpu-monitor.js';
 import type { TraceFidelity } from './trace-link.js';
@@ -181,9 +181,10 @@ function experimentTitle(s: Scenario, name: string): string {
   return `${name === e?.kind ? '' : `${name}: `}${neighbour}${settings ? `; ${settings}` : ''}`;
 }
 
-/** How the scenario's server makes bursts (results from before server.kind are the Node server's). */
+/** How the scenario's server makes bursts. */
 function burstText(s: Scenario): string {
-  return s.server.kind === 'ats-edge' ? "the edge's kernel trains" : `burst ${s.server.burstPackets} packets`;
+  const trainsOf = serverKindOf(s).kernelTrainsOf;
+  return trainsOf === null ? `burst ${s.server.burstPackets} packets` : `${trainsOf}'s kernel trains`;
 }
 
 /** An experiment's server and queue settings where they differ from the scenario's (older results have none). */
@@ -492,7 +493,7 @@ export function renderReport(result: LabResult, extras: ReportExtras = {}): { ma
     `| propagation delay | RTT ${s.link.rttMs} ms from the TUN delay line (no netem on this kernel); idle ping ${link.measuredIdleRtt ? `${link.measuredIdleRtt.avgMs.toFixed(2)} ms avg (min ${link.measuredIdleRtt.minMs.toFixed(2)}, max ${link.measuredIdleRtt.maxMs.toFixed(2)})` : 'not measured'} |`,
     `| video | synthetic \`${s.media.ladder}\` ladder, ${s.media.durationS} s, rungs ${((result.config.media as { rungsKbps: number[] }).rungsKbps ?? []).join(', ')} kbps |`,
     `| player | buffer target ${s.player.maxBufferS} s for every arm; ${historyText(s.player)}; overrides ${JSON.stringify(s.player.config)} |`,
-    `| server | ${s.server.kind === 'ats-edge' ? 'a Traffic Server edge (sammy_edge plugin) in front of a Node origin with --pacing off; ' : ''}${burstText(s)}, congestion control ${s.server.congestionControl} |`,
+    `| server | ${[serverKindOf(s).setup, burstText(s)].filter(Boolean).join('; ')}, congestion control ${s.server.congestionControl} |`,
     `| session | ${s.session.playS} s of playback after the first frame |`,
     `| arms | ${arms.join(', ')} (order rotates per trial) |`,
     ...(s.player.kind === 'headless' ? ["| player kind | headless (src/headless/: the simulator's arm models over real HTTP, playback in real time) |"] : []),

@@ -11,8 +11,6 @@ import { cpus, release } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import type { Arm } from '@sammy/player/abr';
-import { buildAtsPlugin } from '@sammy/native/build';
-import { edgeUnavailableReason } from '@sammy/edge/edge';
 import type { SimArm } from '@sammy/sim/arms';
 import { chromiumUnavailableReason, launchChromium } from '../browser.js';
 import { startHeadlessPool, type HeadlessPool } from '../headless/pool.js';
@@ -37,7 +35,7 @@ import { calibrateTraceLink, longestOutage, opportunitySchedule, readTrace, rest
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { phaseWindows } from './windows.js';
 import { traceCapacity, traceSpanS } from './delay-by-capacity.js';
-import { edgeArgs, NEIGHBOUR_VIDEO_PORT, originArgs, PLAYER_DIST, serverArgs, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
+import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, SERVER_LAUNCHERS, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
 /** The result's types live in result.ts (the report reads them too); re-exported for the tests. */
 export type { LabResult, TrialMetrics, TrialRecord } from './result.js';
@@ -270,19 +268,19 @@ function writeSchedule(schedule: OpportunitySchedule, name: string): string {
 function videoServerConfig(s: Scenario, media: LabMedia | null): { args: string[]; originArgs?: string[] } {
   if (media === null) return { args: [] };
   const o = { kind: s.server.kind, mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
-  return s.server.kind === 'node' ? { args: serverArgs(o) } : { args: edgeArgs(o, 'http://127.0.0.1:PORT'), originArgs: originArgs(o) };
+  return SERVER_LAUNCHERS[s.server.kind].args(o, 'PORT');
 }
 
 export async function runLab(o: RunOptions): Promise<LabResult> {
   const { scenario: s, outDir, log } = o;
-  const reason = labUnavailableReason() ?? (s.server.kind === 'ats-edge' ? edgeUnavailableReason() : null);
+  const reason = labUnavailableReason() ?? SERVER_LAUNCHERS[s.server.kind].unavailableReason();
   if (reason) throw new LabError('LAB_UNAVAILABLE', reason);
   mkdirSync(outDir, { recursive: true });
   const swept = await sweepStaleNamespaces();
   if (swept.length > 0) log(`removed stale lab namespaces of dead runs: ${swept.join(', ')}`);
   const labtools = await buildLabtools();
-  // Built once here, not inside the first session (each edge then finds it built).
-  if (s.server.kind === 'ats-edge' && !o.calibrateOnly) await buildAtsPlugin();
+  // Built once here, not inside the first session (each edge or nginx then finds it built).
+  if (!o.calibrateOnly) await SERVER_LAUNCHERS[s.server.kind].build();
   // A calibration plays no video: it needs neither the media nor the page.
   const media = o.calibrateOnly ? null : await ensureLabMedia(s.media.ladder, s.media.durationS, log);
   // The headless player needs no page (the server still serves the built one if it is there).

@@ -13,8 +13,10 @@ import { NEIGHBOUR_KINDS, neighbourKind, type Neighbour, type NeighbourKind } fr
 import { SCENARIO_DIR } from './paths.js';
 import { LabError } from './processes.js';
 import { describeTrace, type LinkTrace } from './trace-link.js';
+import { SERVER_KIND_NAMES, SERVER_KINDS, type ServerKind, type ServerKindDescription } from './server-kinds.js';
 
 export type { Neighbour, NeighbourKind } from './neighbours.js';
+export type { ServerKind } from './server-kinds.js';
 
 /**
  * An experiment: a neighbour, optionally the subset of the scenario's arms that run
@@ -32,14 +34,10 @@ export type Experiment = Neighbour & {
 /** The droptail queue at the bottleneck, in bandwidth-delay products (at the trace's mean rate on a trace link) or bytes. */
 export type Queue = { bdp: number } | { bytes: number };
 
-/**
- * What serves the video in the server namespace: `node`, the Node server, pacing each
- * response; `ats-edge`, a Traffic Server edge with the sammy_edge plugin (edge/),
- * pacing each response, in front of a Node origin with --pacing off on the
- * namespace's loopback. The player talks to the edge.
- */
-export const SERVER_KINDS = ['node', 'ats-edge'] as const;
-export type ServerKind = (typeof SERVER_KINDS)[number];
+/** The scenario's server kind; results from before server.kind are the Node server's. */
+export function serverKindOf(s: Pick<Scenario, 'server'>): ServerKindDescription {
+  return SERVER_KINDS[s.server.kind] ?? SERVER_KINDS.node;
+}
 
 export interface ServerSettings {
   /** The server's `--burst-packets`. */
@@ -120,6 +118,7 @@ export interface Scenario {
   };
   /** `burstPackets` and `trainPackets` are every experiment's defaults. */
   server: ServerSettings & {
+    /** What serves the video in the server namespace (server-kinds.ts). */
     kind: ServerKind;
     /** Congestion control of the server namespace: `reno` or `bbr` (a namespace may only default to these here). */
     congestionControl: string;
@@ -259,9 +258,9 @@ function neighbour(value: unknown, path: string, playS: number): Neighbour {
   return { kind, ...fields, ...(spec.windowed ? window(o, path, playS) : {}) } as Neighbour;
 }
 
-/** The edge has no burst knob (its trains are the kernel's; trainPackets sets them in the namespace): a burstPackets is a mistake. */
-function refuseBurstPackets(server: Obj, neighbours: unknown): void {
-  const accepted = "no value with server.kind ats-edge (the edge's trains are the kernel's: use trainPackets)";
+/** A server with no burst knob (its trains are the kernel's; trainPackets sets them in the namespace): a burstPackets is a mistake. */
+function refuseBurstPackets(kind: ServerKind, trainsOf: string, server: Obj, neighbours: unknown): void {
+  const accepted = `no value with server.kind ${kind} (${trainsOf}'s trains are the kernel's: use trainPackets)`;
   if (server.burstPackets !== undefined) bad('server.burstPackets', server.burstPackets, accepted);
   if (!Array.isArray(neighbours)) return;
   neighbours.forEach((n, i) => {
@@ -308,9 +307,10 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   const history = player.history ?? 'per-arm';
   if (history !== 'per-arm' && history !== 'per-session') bad('player.history', history, 'per-arm, per-session');
   const server = obj('server', o.server ?? {}, ['kind', 'burstPackets', 'trainPackets', 'congestionControl', 'extraArgs']);
-  const kind = server.kind ?? 'node';
-  if (!SERVER_KINDS.includes(kind as ServerKind)) bad('server.kind', kind, SERVER_KINDS.join(', '));
-  if (kind === 'ats-edge') refuseBurstPackets(server, o.neighbours);
+  const kind = (server.kind ?? 'node') as ServerKind;
+  if (!SERVER_KIND_NAMES.includes(kind)) bad('server.kind', kind, SERVER_KIND_NAMES.join(', '));
+  const trainsOf = SERVER_KINDS[kind].kernelTrainsOf;
+  if (trainsOf !== null) refuseBurstPackets(kind, trainsOf, server, o.neighbours);
   const serverDefaults = serverSettings(server, 'server', { burstPackets: DEFAULT_SERVER_OPTIONS.burstPackets, trainPackets: null });
   const playS = num(session, 'session', 'playS', 1, 3600, 30);
   const maxBufferS = num(player, 'player', 'maxBufferS', 1, 3600, 240);
@@ -367,7 +367,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
       warmupSessions: history === 'per-arm' ? int(player, 'player', 'warmupSessions', 0, 10, 1) : 0,
       warmupPlayS: num(player, 'player', 'warmupPlayS', 1, 600, 5),
     },
-    server: { ...serverDefaults, kind: kind as ServerKind, congestionControl: cc, extraArgs: extraArgs as string[] },
+    server: { ...serverDefaults, kind, congestionControl: cc, extraArgs: extraArgs as string[] },
     neighbours,
     arms,
     trials: int(o, 'scenario', 'trials', 1, 1000, 1),

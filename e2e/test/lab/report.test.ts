@@ -92,6 +92,23 @@ describe('report', () => {
     expect(markdown).not.toContain('warm-up');
   });
 
+  test.each([
+    ['thesis-2.6', 'burst 4 packets'],
+    ['thesis-2.6-edge', "a Traffic Server edge (sammy_edge plugin) in front of a Node origin with --pacing off; the edge's kernel trains"],
+    ['thesis-2.6-nginx', "nginx with the Sammy module (ngx_http_sammy_module), one worker; nginx's kernel trains"],
+  ])("the setup names %s's server and whose trains it sends", (name, server) => {
+    const r = result();
+    r.config.scenario = { ...loadScenario(name), arms: ['control', 'sammy'] };
+    expect(renderReport(r).markdown).toContain(`| server | ${server}, congestion control reno |`);
+  });
+
+  test('a result from before server.kind is the Node server', () => {
+    const r = result();
+    const { kind: _kind, ...server } = r.config.scenario.server;
+    r.config.scenario = { ...r.config.scenario, server: server as typeof r.config.scenario.server };
+    expect(renderReport(r).markdown).toContain('| server | burst 4 packets, congestion control reno |');
+  });
+
   test('figures: time series per arm and neighbour bars', () => {
     const { files } = renderReport(result());
     expect(Object.keys(files).sort()).toEqual(

@@ -26,24 +26,34 @@ describe('parseScenario', () => {
     expect(s.media.ladder).toBe('lab');
   });
 
-  test('server.kind: the Node server by default, or a Traffic Server edge, which has no burst knob', () => {
-    expect(parseScenario({ ...minimal, server: { kind: 'ats-edge', trainPackets: 4 } }).server).toMatchObject({ kind: 'ats-edge', trainPackets: 4 });
-    expect(() => parseScenario({ ...minimal, server: { kind: 'nginx' } })).toThrow('scenario field server.kind = "nginx" is invalid: expected node, ats-edge');
-    expect(() => parseScenario({ ...minimal, server: { kind: 'ats-edge', burstPackets: 4 } })).toThrow(/server.burstPackets = 4 is invalid: expected no value with server.kind ats-edge/);
-    expect(() => parseScenario({ ...minimal, server: { kind: 'ats-edge' }, neighbours: [{ kind: 'none', server: { burstPackets: 40 } }] })).toThrow(
-      /neighbours\[0\].server.burstPackets = 40 is invalid/,
-    );
+  test('server.kind: the Node server by default, a Traffic Server edge or nginx; neither of these has a burst knob', () => {
+    const caddy = { ...minimal, server: { kind: 'caddy' } };
+    expect(() => parseScenario(caddy)).toThrow('scenario field server.kind = "caddy" is invalid: expected node, ats-edge, nginx');
+    expect(parseScenario({ ...minimal, server: { kind: 'node', burstPackets: 40 } }).server).toMatchObject({ burstPackets: 40 });
+    for (const [kind, trainsOf] of [['ats-edge', 'the edge'], ['nginx', 'nginx']]) {
+      expect(parseScenario({ ...minimal, server: { kind, trainPackets: 4 } }).server).toMatchObject({ kind, trainPackets: 4 });
+      expect(() => parseScenario({ ...minimal, server: { kind, burstPackets: 4 } })).toThrow(
+        `server.burstPackets = 4 is invalid: expected no value with server.kind ${kind} (${trainsOf}'s trains are the kernel's: use`,
+      );
+      expect(() => parseScenario({ ...minimal, server: { kind }, neighbours: [{ kind: 'none', server: { burstPackets: 40 } }] })).toThrow(
+        `neighbours[0].server.burstPackets = 40 is invalid: expected no value with server.kind ${kind}`,
+      );
+    }
   });
 
-  test('thesis-2.6-edge is thesis-2.6 through the edge, and nothing else', () => {
-    const edge = loadScenario('thesis-2.6-edge');
+  test.each([
+    ['thesis-2.6-edge', 'ats-edge'],
+    ['thesis-2.6-nginx', 'nginx'],
+  ])('%s is thesis-2.6 through %s, and nothing else', (name, kind) => {
+    const other = loadScenario(name);
     const node = loadScenario('thesis-2.6');
-    expect(edge.server.kind).toBe('ats-edge');
-    const { name: _e, description: _d, server: edgeServer, trials: edgeTrials, ...edgeRest } = edge;
+    expect(other.name).toBe(name);
+    expect(other.server.kind).toBe(kind);
+    const { name: _o, description: _d, server: otherServer, trials: otherTrials, ...otherRest } = other;
     const { name: _n, description: _m, server: nodeServer, trials: _t, ...nodeRest } = node;
-    expect(edgeRest).toEqual(nodeRest);
-    expect(edgeTrials).toBe(5);
-    expect({ ...edgeServer, kind: 'node' }).toEqual(nodeServer);
+    expect(otherRest).toEqual(nodeRest);
+    expect(otherTrials).toBe(5);
+    expect({ ...otherServer, kind: 'node' }).toEqual(nodeServer);
   });
 
   test('fills neighbour defaults (thesis section 2.6)', () => {

@@ -1,0 +1,31 @@
+/**
+ * The kinds of video server a scenario may name (`server.kind`), as the scenario's
+ * checks and the report know them. Pure: how the lab starts each one is in
+ * video-server.ts (its launchers are keyed by these names), so reading or rendering a
+ * result loads no process code.
+ *
+ * `node`, the Node server; `ats-edge`, a Traffic Server edge with the sammy_edge plugin
+ * (edge/) in front of a Node origin with --pacing off on the namespace's loopback (the
+ * player talks to the edge); `nginx`, nginx with the Sammy module (nginx/,
+ * native/nginx/), serving the ladder itself. Each paces every response at the
+ * player's rtp.
+ */
+export interface ServerKindDescription {
+  /** How the report's server row describes it, before its trains ('' for the Node server: the row has always meant it). */
+  setup: string;
+  /**
+   * Whose trains are the kernel's, in the report and in errors ("the edge's kernel trains"): a server with no
+   * burst knob, so burstPackets is refused (trainPackets sets the kernel's trains); null: it takes --burst-packets.
+   */
+  kernelTrainsOf: string | null;
+}
+
+export const SERVER_KINDS = {
+  node: { setup: '', kernelTrainsOf: null },
+  'ats-edge': { setup: 'a Traffic Server edge (sammy_edge plugin) in front of a Node origin with --pacing off', kernelTrainsOf: 'the edge' },
+  nginx: { setup: 'nginx with the Sammy module (ngx_http_sammy_module), one worker', kernelTrainsOf: 'nginx' },
+} satisfies Record<string, ServerKindDescription>;
+
+export type ServerKind = keyof typeof SERVER_KINDS;
+
+export const SERVER_KIND_NAMES = Object.keys(SERVER_KINDS) as ServerKind[];
