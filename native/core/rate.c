@@ -76,8 +76,27 @@ void sammy_rate_unavailable(sammy_rate_decision *d) {
 uint64_t sammy_drain_poll_ms(uint64_t notsent_bytes, uint64_t rate_bytes_per_s, uint64_t delivery_rate_bytes_per_s) {
   uint64_t rate = rate_bytes_per_s > 0 ? rate_bytes_per_s : delivery_rate_bytes_per_s;
   if (rate == 0) rate = SAMMY_UNPACED_DRAIN_RATE_BYTES_PER_S;
+  uint64_t max_ms = rate_bytes_per_s > 0 ? SAMMY_PACED_DRAIN_POLL_MAX_MS : SAMMY_DRAIN_POLL_MAX_MS;
   uint64_t wait_ms = notsent_bytes * 1000 / rate;
   if (wait_ms < SAMMY_DRAIN_POLL_MIN_MS) wait_ms = SAMMY_DRAIN_POLL_MIN_MS;
-  if (wait_ms > SAMMY_DRAIN_POLL_MAX_MS) wait_ms = SAMMY_DRAIN_POLL_MAX_MS;
+  if (wait_ms > max_ms) wait_ms = max_ms;
   return wait_ms;
+}
+
+/* Linux's defaults: sk_pacing_shift 10 (1 ms of the rate), tcp_tso_rtt_log 9, tcp_min_tso_segs 2, gso_max_size 64 KB. */
+#define KERNEL_PACING_SHIFT 10
+#define KERNEL_TSO_RTT_LOG 9
+#define KERNEL_MIN_TSO_SEGS 2
+#define KERNEL_GSO_MAX_SIZE 65536
+
+uint64_t sammy_kernel_train_bytes(uint64_t rate_bytes_per_s, uint32_t min_rtt_us, uint32_t mss_bytes) {
+  uint64_t bytes = rate_bytes_per_s >> KERNEL_PACING_SHIFT;
+  uint32_t rtt_shift = min_rtt_us >> KERNEL_TSO_RTT_LOG;
+  /* Below a millisecond or so of round trip, TCP adds up to 64 KB per skb (tcp_tso_autosize's RTT term). */
+  if (rtt_shift < 32) bytes += KERNEL_GSO_MAX_SIZE >> rtt_shift;
+  if (bytes > KERNEL_GSO_MAX_SIZE) bytes = KERNEL_GSO_MAX_SIZE;
+  uint64_t mss = mss_bytes > 0 ? mss_bytes : 1;
+  uint64_t segs = bytes / mss;
+  if (segs < KERNEL_MIN_TSO_SEGS) segs = KERNEL_MIN_TSO_SEGS;
+  return segs * mss;
 }

@@ -75,18 +75,31 @@ int64_t sammy_guard_floor_kbps(const sammy_rate_request *request, double multipl
 
 /*
  * The drain policy: how long to wait before looking again at a response's tail
- * still in the socket (TCP_INFO notsent_bytes), spaced by the expected remaining
- * send time at `rate_bytes_per_s` (the cap; 0 when unpaced, then the kernel's
- * delivery rate, then an assumed rate), within [SAMMY_DRAIN_POLL_MIN_MS,
- * SAMMY_DRAIN_POLL_MAX_MS]. The Node server's pacing.ts uses the same constants.
+ * still in the socket (TCP_INFO notsent_bytes): the expected remaining send time.
+ * A paced tail (`rate_bytes_per_s`, the cap) cannot leave faster than the cap, so
+ * the first look is when it can have left, at most SAMMY_PACED_DRAIN_POLL_MAX_MS
+ * ahead: one or two looks per response. An unpaced tail's rate is a guess (the
+ * kernel's delivery rate, else an assumed rate), so it is looked at again within
+ * SAMMY_DRAIN_POLL_MAX_MS. Never sooner than SAMMY_DRAIN_POLL_MIN_MS.
  */
 #define SAMMY_DRAIN_POLL_MIN_MS 1
 #define SAMMY_DRAIN_POLL_MAX_MS 1000
+#define SAMMY_PACED_DRAIN_POLL_MAX_MS 30000
 /* Assumed send rate of an unpaced tail before the kernel has a delivery-rate sample. */
 #define SAMMY_UNPACED_DRAIN_RATE_BYTES_PER_S 1000000ULL
 /* A tail that has not moved for this long (a client that stopped reading) is released anyway. */
 #define SAMMY_MAX_DRAIN_STALL_MS 120000
 
 uint64_t sammy_drain_poll_ms(uint64_t notsent_bytes, uint64_t rate_bytes_per_s, uint64_t delivery_rate_bytes_per_s);
+
+/*
+ * The bytes the kernel sends back to back at this pacing rate (one TSO/GSO packet):
+ * tcp_tso_autosize() and tcp_tso_segs() of net/ipv4/tcp_output.c with Linux's
+ * default settings (tcp_min_tso_segs 2, tcp_tso_rtt_log 9, 64 KB GSO), as the Node
+ * server's predictKernelTrainPackets (server/src/burst.ts) with its defaults. The
+ * last skb a paced response sends moves the socket's next departure time this much
+ * at the rate ahead.
+ */
+uint64_t sammy_kernel_train_bytes(uint64_t rate_bytes_per_s, uint32_t min_rtt_us, uint32_t mss_bytes);
 
 #endif

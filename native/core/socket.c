@@ -27,6 +27,7 @@ bool sammy_read_tcp_info(int fd, sammy_tcp_info *out) {
   out->min_rtt_us = info.tcpi_min_rtt;
   out->total_retrans = info.tcpi_total_retrans;
   out->snd_cwnd_packets = info.tcpi_snd_cwnd;
+  out->snd_mss_bytes = info.tcpi_snd_mss;
   out->notsent_bytes = info.tcpi_notsent_bytes;
   out->delivery_rate_bytes_per_s = info.tcpi_delivery_rate;
   out->bytes_sent = info.tcpi_bytes_sent;

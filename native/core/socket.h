@@ -17,6 +17,7 @@ typedef struct {
   uint32_t min_rtt_us;
   uint32_t total_retrans;
   uint32_t snd_cwnd_packets;
+  uint32_t snd_mss_bytes;
   uint32_t notsent_bytes;
   uint64_t delivery_rate_bytes_per_s;
   uint64_t bytes_sent;

@@ -9,6 +9,7 @@
  *   test_driver options    ARG <TAB> ARG ...         -> ok pacing min max guard multiplier query max_bytes tail | error message
  *   test_driver telemetry  PATH PROBLEM              -> the JSON line
  *   test_driver drain      NOTSENT RATE DELIVERY     -> milliseconds
+ *   test_driver train      RATE MIN_RTT_US MSS       -> bytes
  * where H0..H3 are the CMCD-Object, -Request, -Session and -Status values, '-' for
  * absent, and ARG are --name=value options (any of them).
  */
@@ -125,7 +126,7 @@ static void run_telemetry(char **f, size_t n) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_driver cmcd|decide|strip|options|telemetry|drain < cases\n");
+    fprintf(stderr, "usage: test_driver cmcd|decide|strip|options|telemetry|drain|train < cases\n");
     return 2;
   }
   const char *mode = argv[1];
@@ -149,6 +150,13 @@ int main(int argc, char **argv) {
       run_options(f, n);
     } else if (strcmp(mode, "telemetry") == 0) {
       run_telemetry(f, n);
+    } else if (strcmp(mode, "train") == 0) {
+      if (n != 3) {
+        printf("bad case\n");
+        continue;
+      }
+      printf("%llu\n", (unsigned long long)sammy_kernel_train_bytes(strtoull(f[0], NULL, 10), (uint32_t)strtoul(f[1], NULL, 10),
+                                                                    (uint32_t)strtoul(f[2], NULL, 10)));
     } else if (strcmp(mode, "drain") == 0) {
       if (n != 3) {
         printf("bad case\n");

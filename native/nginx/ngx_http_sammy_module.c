@@ -61,8 +61,10 @@ typedef enum {
     SAMMY_SENDING = 0,
     /* All of the body but its last byte has been handed on; waiting for it to leave the socket. */
     SAMMY_TAIL_HELD,
-    /* The cap is lifted and the last byte handed on. */
+    /* The cap is lifted and the last byte handed on; waiting for it to leave (one kernel train at the old rate). */
     SAMMY_TAIL_SENT,
+    /* The last byte has left (or can no longer leave): the request may end. */
+    SAMMY_DONE,
 } ngx_http_sammy_phase_e;
 
 typedef struct {
@@ -79,12 +81,16 @@ typedef struct {
     /* When the held tail last moved, and how much was unsent then. */
     int64_t                     progress_ns;
     uint32_t                    last_notsent_bytes;
+    /* The next wait for the last byte to leave (doubled while it has not). */
+    ngx_msec_t                  sent_wait_ms;
     const char                 *body_path;
     unsigned                    own_socket:1;
     unsigned                    have_start:1;
     unsigned                    have_capped_info:1;
     /* The socket carries this response's cap. */
     unsigned                    capped:1;
+    /* The peer was gone before the last byte left. */
+    unsigned                    peer_gone:1;
 } ngx_http_sammy_ctx_t;
 
 /* Counters summed over the workers (a shared zone), for `sammy_metrics`. */
@@ -686,10 +692,90 @@ ngx_http_sammy_split_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx, ngx_
 }
 
 
-/* Lifts the cap and hands on the held byte: the tail has left, or can no longer leave. */
+/* Arms the write event's timer: nginx's writer calls the body filter again when it fires (with `delayed` set, it waits for it). */
 static ngx_int_t
-ngx_http_sammy_release_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx)
+ngx_http_sammy_wait(ngx_connection_t *c, ngx_msec_t wait_ms)
 {
+    ngx_event_t  *wev;
+
+    wev = c->write;
+    if (wev->timer_set) {
+        ngx_del_timer(wev);
+    }
+
+    wev->delayed = 1;
+    ngx_add_timer(wev, wait_ms);
+
+    return NGX_AGAIN;
+}
+
+
+/* The tail is over (its last byte left, or cannot): the request may end and be logged. */
+static ngx_int_t
+ngx_http_sammy_tail_done(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx)
+{
+    ctx->phase = SAMMY_DONE;
+    r->connection->buffered &= ~NGX_HTTP_SAMMY_TAIL_BUFFERED;
+    return NGX_OK;
+}
+
+
+/*
+ * The read handler while the last byte is on its way: data from the client means it
+ * has the whole response and sent its next request (or closed: it is gone), so the
+ * wait ends now and nginx finalises the request and reads the next one. Without
+ * this, a departure time predicted long (64 KB skbs at microsecond round trips) would
+ * hold the next request on the connection.
+ */
+static void
+ngx_http_sammy_tail_read_handler(ngx_http_request_t *r)
+{
+    u_char                 byte;
+    ssize_t                n;
+    ngx_event_t           *wev;
+    sammy_tcp_info         info;
+    ngx_connection_t      *c;
+    ngx_http_sammy_ctx_t  *ctx;
+
+    c = r->connection;
+    ctx = ngx_http_get_module_ctx(r, ngx_http_sammy_module);
+    if (ctx == NULL || ctx->phase != SAMMY_TAIL_SENT) {
+        return;
+    }
+
+    n = recv(c->fd, &byte, 1, MSG_PEEK);
+    if (n == -1 && ngx_socket_errno == NGX_EAGAIN) {
+        return;
+    }
+
+    if (n <= 0) {
+        /* The client closed: an abort only if the last byte had not left by then (it may have read it and gone). */
+        ctx->peer_gone = !sammy_read_tcp_info(c->fd, &info) || info.notsent_bytes > 0;
+    }
+
+    (void) ngx_http_sammy_tail_done(r, ctx);
+
+    wev = c->write;
+    if (wev->timer_set) {
+        ngx_del_timer(wev);
+    }
+
+    wev->delayed = 0;
+    r->write_event_handler(r);
+}
+
+
+/*
+ * Lifts the cap and hands on the held byte: everything before it has left, or can no
+ * longer leave. The byte still leaves at its paced time, one kernel train at the old
+ * rate after the last one; the request waits for that (SAMMY_TAIL_SENT), so that its
+ * line says when the response really ended, and whether the peer was there for it.
+ */
+static ngx_int_t
+ngx_http_sammy_release_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx, const sammy_tcp_info *info)
+{
+    ngx_int_t                  rc;
+    uint64_t                   train_bytes;
     ngx_chain_t               *held;
     ngx_connection_t          *c;
     ngx_http_core_loc_conf_t  *clcf;
@@ -712,27 +798,43 @@ ngx_http_sammy_release_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx)
 
     ctx->capped = 0;
     ctx->phase = SAMMY_TAIL_SENT;
-    c->buffered &= ~NGX_HTTP_SAMMY_TAIL_BUFFERED;
 
     held = ctx->held;
     ctx->held = NULL;
 
-    return held == NULL ? NGX_OK : ngx_http_next_body_filter(r, held);
+    rc = held == NULL ? NGX_OK : ngx_http_next_body_filter(r, held);
+    if (rc == NGX_ERROR) {
+        c->buffered &= ~NGX_HTTP_SAMMY_TAIL_BUFFERED;
+        return rc;
+    }
+
+    if (info == NULL || ctx->peer_gone) {
+        return ngx_http_sammy_tail_done(r, ctx);
+    }
+
+    r->read_event_handler = ngx_http_sammy_tail_read_handler;
+
+    /* The byte's departure time: one train (an skb, within the congestion window) at the old rate after the last. */
+    train_bytes = sammy_kernel_train_bytes(ctx->rate.rate_bytes_per_s, info->min_rtt_us, info->snd_mss_bytes);
+    train_bytes = ngx_min(train_bytes, (uint64_t) ngx_max(info->snd_cwnd_packets, 1) * ngx_max(info->snd_mss_bytes, 1));
+    ctx->sent_wait_ms = sammy_drain_poll_ms(train_bytes, ctx->rate.rate_bytes_per_s, 0) + 1;
+    ctx->progress_ns = ngx_http_sammy_now_ns(CLOCK_MONOTONIC);
+
+    return rc == NGX_AGAIN ? rc : ngx_http_sammy_wait(c, ctx->sent_wait_ms);
 }
 
 
 /*
- * Looks at the socket once: releases the tail when nothing is left unsent (or the
- * peer is gone, or the tail stopped moving for send_timeout), else arms the write
- * event's timer by the drain policy. nginx's writer calls the body filter again
- * when it fires (the request's write handler, with `delayed` set, waits for it).
+ * Looks at the socket once. Holding the tail: releases it when nothing is left
+ * unsent (or the peer is gone, or the tail stopped moving for send_timeout), else
+ * waits by the drain policy. After the release: ends the tail once the last byte has
+ * left, else waits again, twice as long each time.
  */
 static ngx_int_t
 ngx_http_sammy_poll_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx)
 {
     int64_t                    now;
-    uint64_t                   wait_ms;
-    ngx_event_t               *wev;
+    ngx_msec_t                 wait_ms;
     sammy_tcp_info             info;
     ngx_connection_t          *c;
     ngx_http_core_loc_conf_t  *clcf;
@@ -762,14 +864,29 @@ ngx_http_sammy_poll_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx)
 
     if (!sammy_read_tcp_info(c->fd, &info)) {
         ngx_http_sammy_count(SAMMY_COUNT_ERR_TCP_INFO, 1);
-        return ngx_http_sammy_release_tail(r, ctx);
+        return ctx->phase == SAMMY_TAIL_HELD ? ngx_http_sammy_release_tail(r, ctx, NULL) : ngx_http_sammy_tail_done(r, ctx);
+    }
+
+    if (!sammy_tcp_state_sending(info.state)) {
+        ctx->peer_gone = 1;
+    }
+
+    if (ctx->phase == SAMMY_TAIL_SENT) {
+        if (info.notsent_bytes == 0 || ctx->peer_gone
+            || now - ctx->progress_ns > (int64_t) clcf->send_timeout * 1000000)
+        {
+            return ngx_http_sammy_tail_done(r, ctx);
+        }
+
+        ctx->sent_wait_ms *= 2;
+        return ngx_http_sammy_wait(c, ctx->sent_wait_ms);
     }
 
     ctx->capped_info = info;
     ctx->have_capped_info = 1;
 
-    if (info.notsent_bytes == 0 || !sammy_tcp_state_sending(info.state)) {
-        return ngx_http_sammy_release_tail(r, ctx);
+    if (info.notsent_bytes == 0 || ctx->peer_gone) {
+        return ngx_http_sammy_release_tail(r, ctx, &info);
     }
 
     if (info.notsent_bytes < ctx->last_notsent_bytes) {
@@ -781,20 +898,11 @@ ngx_http_sammy_poll_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx)
     if (now - ctx->progress_ns > (int64_t) clcf->send_timeout * 1000000) {
         ngx_http_sammy_count(SAMMY_COUNT_TAIL_STALLED, 1);
         ngx_log_error(NGX_LOG_INFO, c->log, 0, "sammy: the tail did not move for %M ms; released", clcf->send_timeout);
-        return ngx_http_sammy_release_tail(r, ctx);
+        return ngx_http_sammy_release_tail(r, ctx, &info);
     }
 
-    wait_ms = sammy_drain_poll_ms(info.notsent_bytes, ctx->rate.rate_bytes_per_s, info.delivery_rate_bytes_per_s);
-
-    wev = c->write;
-    if (wev->timer_set) {
-        ngx_del_timer(wev);
-    }
-
-    wev->delayed = 1;
-    ngx_add_timer(wev, (ngx_msec_t) wait_ms);
-
-    return NGX_AGAIN;
+    wait_ms = (ngx_msec_t) sammy_drain_poll_ms(info.notsent_bytes, ctx->rate.rate_bytes_per_s, info.delivery_rate_bytes_per_s);
+    return ngx_http_sammy_wait(c, wait_ms);
 }
 
 
@@ -824,6 +932,7 @@ ngx_http_sammy_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
     switch (ctx->phase) {
 
     case SAMMY_TAIL_HELD:
+    case SAMMY_TAIL_SENT:
         /*
          * The writer's call (in is NULL): first what nginx still holds, then the
          * socket. (The write filter refuses an empty call when it holds nothing.)
@@ -838,7 +947,12 @@ ngx_http_sammy_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 
         return ngx_http_sammy_poll_tail(r, ctx);
 
-    case SAMMY_TAIL_SENT:
+    case SAMMY_DONE:
+        /* Ended by the read handler, the writer's call finds nothing to send: nothing to pass (see above). */
+        if (in == NULL && !(r->connection->buffered & NGX_HTTP_WRITE_BUFFERED)) {
+            return NGX_OK;
+        }
+
         return ngx_http_next_body_filter(r, in);
 
     case SAMMY_SENDING:
@@ -971,7 +1085,7 @@ ngx_http_sammy_log_handler(ngx_http_request_t *r)
     ngx_http_sammy_count_outcome(ctx);
     ngx_http_sammy_count(SAMMY_COUNT_BYTES, (ngx_atomic_int_t) bytes);
 
-    record.aborted = c->error || !r->request_complete;
+    record.aborted = c->error || !r->request_complete || ctx->peer_gone;
     if (record.aborted) {
         ngx_http_sammy_count(SAMMY_COUNT_ABORTED, 1);
     }

@@ -11,6 +11,7 @@
 import { execFileSync } from 'node:child_process';
 import { clampRateKbps, readRateRequest } from '@sammy/server/cmcd';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
+import { DEFAULT_DEVICE_GSO, DEFAULT_KERNEL_TSO, predictKernelTrainPackets } from '@sammy/server/burst';
 import { applyGuard, guardFloor } from '@sammy/server/spiral-guard';
 import { parseTelemetry } from '@sammy/server/telemetry';
 import { buildTestDriver, compilerUnavailableReason } from '../src/build.js';
@@ -336,9 +337,24 @@ describeCc('the C core, against the Node server', () => {
     expect(underscore).toBe('ok on 100 10000000 on 3.25 on 2048 on');
   });
 
-  test('the drain policy spaces polls by the expected send time of what is unsent, within 1 ms and 1 s', () => {
-    const cases = ['0 5000000 0', '5000000 5000000 0', '50000 5000000 0', '4000000 0 2000000', '300000 0 0', '999 1000000 0'];
-    expect(runDriver('drain', cases.map((c) => c.replace(/ /g, '\t')))).toEqual(['1', '1000', '10', '1000', '300', '1']);
+  test('the drain policy: a paced tail is looked at when it can have left (up to 30 s), an unpaced one within 1 s', () => {
+    const cases = ['0 5000000 0', '5000000 5000000 0', '50000 5000000 0', '50000000 5000000 0', '500000000 5000000 0', '4000000 0 2000000', '300000 0 0', '999 1000000 0'];
+    expect(runDriver('drain', cases.map((c) => c.replace(/ /g, '\t')))).toEqual(['1', '1000', '10', '10000', '30000', '1000', '300', '1']);
+  });
+
+  test("the kernel's train: the Node server's prediction (server/src/burst.ts) with Linux's default settings", () => {
+    const cases: [number, number, number][] = [];
+    for (const rateBytesPerS of [12_500, 125_000, 1_250_000, 5_000_000, 12_500_000, 125_000_000]) {
+      for (const minRttUs of [3, 200, 600, 1100, 5000, 40_000]) for (const mssBytes of [1448, 65_483]) cases.push([rateBytesPerS, minRttUs, mssBytes]);
+    }
+    const c = runDriver('train', cases.map((k) => k.join('\t')));
+    const node = cases.map(([rateBytesPerS, minRttUs, mssBytes]) =>
+      String(predictKernelTrainPackets({ rateBytesPerS, mssBytes, minRttUs, kernel: DEFAULT_KERNEL_TSO, device: DEFAULT_DEVICE_GSO }) * mssBytes),
+    );
+    expect(c).toEqual(node);
+    // A 64 KB skb at microsecond round trips, 2 segments at 5 ms and 1.25 MB/s.
+    expect(c[cases.findIndex(([r, t, m]) => r === 125_000 && t === 3 && m === 1448)]).toBe(String(45 * 1448));
+    expect(c[cases.findIndex(([r, t, m]) => r === 1_250_000 && t === 5000 && m === 1448)]).toBe(String(2 * 1448));
   });
 
   test('the telemetry line is one JSON object the server parser reads, with any path bytes escaped', () => {
