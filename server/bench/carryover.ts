@@ -9,7 +9,11 @@
 // raise the socket's pacing rate before the next ACK. So the next response's first
 // packet leaves no earlier than the last paced skb's length at the old rate after
 // it (up to 64 KB per skb on a veth pair with microsecond RTTs). The server bounds
-// that to one burst (README "Keep-alive carry-over").
+// that to one burst (README "Keep-alive carry-over"). nginx with the Sammy module is
+// measured with its tail held (`sammy_tail_hold on`: the same bound) and without
+// (`off`: the cap is lifted when nginx logs the request, which un-paces what is still
+// queued in the socket), for each the next response and whether the paced one kept
+// its rate to its end.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,10 +37,39 @@ const PIPELINE = [
   { file: 'pipe-b.m4s', bytes: 2_000_000, rtpKbps: 32_000 },
   { file: 'pipe-c.m4s', bytes: 1_000_000, rtpKbps: null },
 ] as const;
-const CONFIGS = [
-  { id: 'default', label: `server default (auto, N=${BURST_PACKETS})`, args: [] as string[] },
-  { id: 'kernel', label: '--burst-mode kernel', args: ['--burst-mode', 'kernel'] },
-];
+const MODULE_PORT = 18_110;
+
+/** A server the section measures: how to start it (null: nginx is not installed). */
+interface CarryoverServer {
+  id: string;
+  label: string;
+  start: () => Promise<BenchServer | null>;
+}
+
+function servers(kit: BenchKit, serverArgs: string[]): CarryoverServer[] {
+  const sammy = (id: string, label: string, args: string[]): CarryoverServer => ({
+    id,
+    label,
+    start: () => kit.startSammy(`carry-${id}`, ['--workers', '1', '--burst-packets', String(BURST_PACKETS), ...args, ...serverArgs]),
+  });
+  const out = [
+    sammy('default', `server default (auto, N=${BURST_PACKETS})`, []),
+    sammy('kernel', '--burst-mode kernel', ['--burst-mode', 'kernel']),
+  ];
+  if (kit.nginxModuleUnavailable !== null) {
+    kit.say(`No rows for nginx with the Sammy module: ${kit.nginxModuleUnavailable}`);
+    return out;
+  }
+  for (const tailHold of [true, false]) {
+    const id = `nginx-module-tail-hold-${tailHold ? 'on' : 'off'}`;
+    out.push({
+      id,
+      label: `nginx + Sammy module, sammy_tail_hold ${tailHold ? 'on' : 'off'}`,
+      start: () => kit.startNginx(`carry-${id}`, MODULE_PORT, { limitRateBytesPerS: null, sammy: { pacing: true, tailHold } }),
+    });
+  }
+  return out;
+}
 
 export interface CarryoverRow {
   config: string;
@@ -49,6 +82,8 @@ export interface CarryoverRow {
   lastByteMs: number[];
   /** The paced response before it: its last byte, and its body bytes over that time against the applied rate. */
   pacedLastByteMs: number[];
+  /** Its size at its rate (PACED_SECONDS): what its last byte should take if it kept its rate to the end. */
+  pacedSizeOverRateMs: number;
   freshFirstByteMs: number[];
   freshLastByteMs: number[];
 }
@@ -69,8 +104,10 @@ export interface PipelineRow {
   lastByteMs: number;
 }
 
+const pacedBytes = (kbps: number): number => Math.round(kbpsToBytesPerS(kbps) * PACED_SECONDS);
+
 function writeMedia(kit: BenchKit): void {
-  for (const kbps of PACED_RATES_KBPS) writeFileSync(join(kit.mediaDir, `carry-paced-${kbps}.m4s`), randomBytes(Math.round(kbpsToBytesPerS(kbps) * PACED_SECONDS)));
+  for (const kbps of PACED_RATES_KBPS) writeFileSync(join(kit.mediaDir, `carry-paced-${kbps}.m4s`), randomBytes(pacedBytes(kbps)));
   for (const [file, bytes] of Object.entries(NEXT_FILES)) writeFileSync(join(kit.mediaDir, file), randomBytes(bytes));
   for (const p of PIPELINE) writeFileSync(join(kit.mediaDir, p.file), randomBytes(p.bytes));
 }
@@ -93,8 +130,9 @@ export async function carryover(kit: BenchKit, serverArgs: string[] = []): Promi
   const rows: CarryoverRow[] = [];
   const pipeRows: PipelineRow[] = [];
   const host = kit.net.serverIp;
-  for (const config of CONFIGS) {
-    const server = await kit.startSammy(`carry-${config.id}`, ['--workers', '1', '--burst-packets', String(BURST_PACKETS), ...config.args, ...serverArgs]);
+  for (const config of servers(kit, serverArgs)) {
+    const server = await config.start();
+    if (server === null) continue;
     try {
       const base = { host, port: server.port, tls: false };
       const fresh = await kit.runClient<FreshResult>(CLIENT, { kind: 'fresh', ...base, paths: Object.keys(NEXT_FILES).map((f) => `/media/${f}`), rounds: ROUNDS } satisfies CarryoverJob);
@@ -121,6 +159,7 @@ export async function carryover(kit: BenchKit, serverArgs: string[] = []): Promi
             firstByteMs: samples.map((s) => s.next.firstByteMs),
             lastByteMs: samples.map((s) => s.next.lastByteMs),
             pacedLastByteMs: samples.map((s) => s.paced.lastByteMs),
+            pacedSizeOverRateMs: (pacedBytes(rtpKbps) / kbpsToBytesPerS(rtpKbps)) * 1000,
             freshFirstByteMs: freshSamples.map((s) => s.firstByteMs),
             freshLastByteMs: freshSamples.map((s) => s.lastByteMs),
           });
@@ -154,11 +193,22 @@ export async function carryover(kit: BenchKit, serverArgs: string[] = []): Promi
     }
   }
   kit.table(
-    ['server', 'old rate kbit/s', 'paced response: last byte ms (median / max)', 'next response', 'one burst at old rate ms', 'next: first byte ms (median / max)', 'next: last byte ms (median / max)', 'new connection: first / last byte ms (median)'],
+    [
+      'server',
+      'old rate kbit/s',
+      'paced response: last byte ms (median / max)',
+      'its last byte / (size / rate) (median / min)',
+      'next response',
+      'one burst at old rate ms',
+      'next: first byte ms (median / max)',
+      'next: last byte ms (median / max)',
+      'new connection: first / last byte ms (median)',
+    ],
     rows.map((r) => [
       r.config,
       String(r.rtpKbps),
       stat(r.pacedLastByteMs),
+      `${fmt(median(r.pacedLastByteMs) / r.pacedSizeOverRateMs, 3)} / ${fmt(Math.min(...r.pacedLastByteMs) / r.pacedSizeOverRateMs, 3)}`,
       `${r.nextBytes / 1000} KB`,
       fmt(r.oneBurstAtOldRateMs, 1),
       stat(r.firstByteMs),

@@ -33,6 +33,12 @@ export interface ConnectionsResult {
   errors: { connect: number; connection: number; status: number; short: number };
   /** The first few error messages, to say what went wrong. */
   errorSamples: string[];
+  /**
+   * Each whole response's body bits over the time from its request to its last byte (kbit/s):
+   * the first on its connection (whose first 10 packets leave unpaced) and the later ones.
+   */
+  firstResponseKbps: number[];
+  laterResponseKbps: number[];
   /** Peak of sammy_media_responses_active over the scrapes every worker answered, or null when not scraping. */
   activeResponsesPeak: number | null;
   scrapes: number;
@@ -49,6 +55,8 @@ const result: ConnectionsResult = {
   bodyBytes: 0,
   errors: { connect: 0, connection: 0, status: 0, short: 0 },
   errorSamples: [],
+  firstResponseKbps: [],
+  laterResponseKbps: [],
   activeResponsesPeak: null,
   scrapes: 0,
   partialScrapes: 0,
@@ -64,10 +72,11 @@ const noteError = (kind: keyof ConnectionsResult['errors'], message: string): vo
 async function serve(conn: Http1Connection): Promise<void> {
   const head = requestHead(job.host, job.path, { 'CMCD-Status': `rtp=${job.rtpKbps}` });
   try {
-    while (beforeDeadline()) {
+    for (let first = true; beforeDeadline(); first = false) {
       const r = await conn.get(head);
       if (r.status !== 200) noteError('status', `status ${r.status}`);
       else if (r.bodyBytes !== job.fileBytes) noteError('short', `${r.bodyBytes} of ${job.fileBytes} bytes`);
+      else (first ? result.firstResponseKbps : result.laterResponseKbps).push((r.bodyBytes * 8) / r.lastByteMs);
       result.responses += 1;
       result.bodyBytes += r.bodyBytes;
     }

@@ -1,10 +1,24 @@
 // The server bench's CPU section (`npm run bench -w @sammy/server -- --only cpu`):
 // server CPU seconds per GB served, this server against Debian's nginx (sendfile)
 // on the same files and the same clients, with 16 and with 1,000 keep-alive
-// clients. run.ts supplies the harness (namespaces, servers, clients).
+// clients; beside it nginx with the Sammy module (native/nginx), unpaced and paced,
+// against stock nginx in alternating rounds (alternatingRounds). run.ts supplies the
+// harness (namespaces, servers, clients).
 import { readFileSync } from 'node:fs';
+import type { ResponseTelemetry } from '../src/telemetry.js';
 import type { ClientJob, LoadResult } from './client.js';
-import { cpuRatios, type CpuRatios, type CpuRow } from './cpu-ratios.js';
+import {
+  cpuRatios,
+  pairRounds,
+  roundSchedule,
+  type CpuRatios,
+  type CpuRow,
+  type MachineCpuRatios,
+  type ModulePair,
+  type PairRounds,
+  type RoundMeasurement,
+} from './cpu-ratios.js';
+import type { NginxModuleOptions } from './kit.js';
 import type { FloorFramework } from './node-floor.js';
 
 const MB = 1_000_000;
@@ -57,16 +71,31 @@ export interface CpuHarness {
   startSammy(name: string, args: string[]): Promise<BenchServer>;
   /** node:http alone, or a bare fastify on it (bench/node-floor.ts): what any Node server, or any fastify one, pays per response. */
   startNodeFloor(name: string, framework: FloorFramework): Promise<BenchServer>;
-  /** `kernelPaceBytesPerS`: every connection capped at this rate (only when `nginxKernelPacingUnavailable` is null). */
-  startNginx(name: string, port: number, o: { limitRateBytesPerS: number | null; kernelPaceBytesPerS?: number }): Promise<BenchServer>;
+  /**
+   * `kernelPaceBytesPerS`: every connection capped at this rate (only when `nginxKernelPacingUnavailable` is null);
+   * `sammy`: the Sammy module on, with its telemetry log (only when `nginxModuleUnavailable` is null).
+   */
+  startNginx(
+    name: string,
+    port: number,
+    o: { limitRateBytesPerS: number | null; kernelPaceBytesPerS?: number; sammy?: NginxModuleOptions },
+  ): Promise<BenchServer>;
   /** Why nginx cannot be paced by the kernel here (its LD_PRELOAD library did not build), or null when it can. */
   nginxKernelPacingUnavailable: string | null;
+  /** Why nginx cannot run with the Sammy module here, or null when it can. */
+  nginxModuleUnavailable: string | null;
   /** The namespace mechanism for N-packet trains in the server's namespace (null: the kernel's defaults). */
   setTrainCap(packets: number | null): void;
   stopServer(server: BenchServer): Promise<void>;
   runClient<T>(job: ClientJob): Promise<T>;
+  /** The server's telemetry lines so far (the module's log for nginx with the module). */
+  telemetry(server: BenchServer): ResponseTelemetry[];
   /** CPU seconds used so far by a process and its children. */
   cpuSeconds(pid: number): number;
+  /** The same in nanoseconds, from /proc/PID/task/TID/schedstat where the kernel keeps it (cpuClock). */
+  cpuNanoseconds(pid: number): number;
+  /** What cpuNanoseconds reads: schedstat's nanoseconds, or /proc/PID/stat's 10 ms ticks where there is no schedstat. */
+  cpuClock: 'schedstat' | 'ticks';
   say(line?: string): void;
   table(header: string[], rows: string[][]): void;
 }
@@ -76,6 +105,16 @@ export interface CpuSection {
   /** 16 clients (the figures earlier runs reported). */
   ratios: CpuRatios;
   ratiosAt1000Clients: CpuRatios;
+  /** The machine's CPU per GB against nginx's, 16 clients (ratios.machine); null without nginx paced by the kernel. */
+  machineRatios: MachineCpuRatios | null;
+  /** Rounds of the module's comparisons with stock nginx (`--rounds`); the ratios above are their medians. */
+  rounds: number;
+  /** Every measurement of those rounds, in the order taken (empty without the module). */
+  moduleRounds: RoundMeasurement[];
+  /** Each pair's ratios per round and their medians. */
+  moduleRoundRatios: PairRounds[];
+  /** The clock of the rounds' own CPU (CpuHarness.cpuClock). */
+  moduleRoundsCpuClock: 'schedstat' | 'ticks';
 }
 
 function urlsOf(h: Pick<CpuHarness, 'serverIp'>, server: BenchServer): string[] {
@@ -104,8 +143,12 @@ export function machineCpuSeconds(): number {
 
 /** USER_HZ (`getconf CLK_TCK`): /proc's CPU times count in these on every Linux architecture. */
 export const CLOCK_TICKS_PER_S = 100;
+export const NS_PER_S = 1e9;
 
-/** One row: `load` against `server`, its CPU seconds per GB (the edge bench measures its rows with this too, through run.ts). */
+/**
+ * One row: `load` against `server`, its CPU seconds per GB (the edge bench measures its rows with this too, through run.ts).
+ * `ownCpuS` reads the server's CPU seconds so far (by default h.cpuSeconds, in 10 ms ticks).
+ */
 export async function measureCpuRow(
   h: Pick<CpuHarness, 'serverIp' | 'runClient' | 'cpuSeconds'>,
   server: BenchServer,
@@ -113,8 +156,9 @@ export async function measureCpuRow(
   paced: boolean,
   id: CpuRow['id'],
   config: string,
+  ownCpuS: (pid: number) => number = h.cpuSeconds,
 ): Promise<CpuRow> {
-  const before = h.cpuSeconds(server.pid);
+  const before = ownCpuS(server.pid);
   const machineBefore = machineCpuSeconds();
   const r = await h.runClient<LoadResult>({
     kind: 'load',
@@ -124,7 +168,7 @@ export async function measureCpuRow(
     targetBytes: paced ? load.clients * load.paceBytesPerS * load.pacedS : load.unpacedBytes,
     maxS: load.maxS,
   });
-  const cpuS = h.cpuSeconds(server.pid) - before;
+  const cpuS = ownCpuS(server.pid) - before;
   const machineCpuS = machineCpuSeconds() - machineBefore;
   const gb = r.bytes / 1e9;
   return { id, clients: load.clients, config, bytes: r.bytes, elapsedS: r.elapsedS, cpuS, cpuSPerGB: cpuS / gb, machineCpuS, machineCpuSPerGB: machineCpuS / gb };
@@ -144,6 +188,21 @@ async function onServer<T>(h: CpuHarness, start: () => Promise<BenchServer>, row
   }
 }
 
+/** A paced row that served faster than this share of its clients' summed pace was not capped. */
+const CAP_TOOK_MAX_SHARE = 1.25;
+
+/**
+ * Throws when a paced row's bytes came faster than its clients' summed pace allows: `what` did not cap them
+ * (a cap that did not take serves the row's bytes at the veth pair's speed).
+ */
+function checkCapTook(row: CpuRow, load: CpuLoad, what: string): void {
+  const paceBytesPerS = load.clients * load.paceBytesPerS;
+  if (row.bytes / row.elapsedS > CAP_TOOK_MAX_SHARE * paceBytesPerS) {
+    const servedPct = fmt((row.bytes / row.elapsedS / paceBytesPerS) * 100, 0);
+    throw new Error(`${row.config}: served ${servedPct}% of the clients' summed pace; ${what} did not take`);
+  }
+}
+
 /**
  * nginx paced as this server paces: every connection capped by the kernel at the
  * load's rate (one nginx per load, since the cap is set when a connection is accepted).
@@ -155,18 +214,222 @@ async function nginxKernelPaced(h: CpuHarness, id: 'nginxPaced' | 'nginxPacedNam
     return [];
   }
   const rows: CpuRow[] = [];
-  for (const [i, load] of CPU_LOADS.entries()) {
-    const start = (): Promise<BenchServer> =>
-      h.startNginx(`nginx-${id}-${load.clients}`, NGINX_PACED_PORT + i, { limitRateBytesPerS: null, kernelPaceBytesPerS: load.paceBytesPerS });
-    const row = await onServer(h, start, async (s) => measureCpuRow(h, s, load, true, id, `nginx, every connection capped at ${paceLabel(load)} by the kernel, ${trains}`));
-    // A cap that did not take would serve the row's bytes at the veth pair's speed.
-    const paceBytesPerS = load.clients * load.paceBytesPerS;
-    if (row.bytes / row.elapsedS > 1.25 * paceBytesPerS) {
-      throw new Error(`${row.config}: served ${fmt((row.bytes / row.elapsedS / paceBytesPerS) * 100, 0)}% of the clients' summed pace; the LD_PRELOAD cap did not take`);
-    }
+  for (const load of CPU_LOADS) {
+    const start = (): Promise<BenchServer> => startKernelPacedNginx(h, `nginx-${id}-${load.clients}`, load);
+    const row = await onServer(h, start, async (s) => measureCpuRow(h, s, load, true, id, kernelPacedLabel(load, trains)));
+    checkCapTook(row, load, 'the LD_PRELOAD cap');
     rows.push(row);
   }
   return rows;
+}
+
+/** nginx with every connection capped at `load`'s pace by the kernel: its own port per load. */
+function startKernelPacedNginx(h: CpuHarness, name: string, load: CpuLoad): Promise<BenchServer> {
+  const port = NGINX_PACED_PORT + CPU_LOADS.indexOf(load);
+  return h.startNginx(name, port, { limitRateBytesPerS: null, kernelPaceBytesPerS: load.paceBytesPerS });
+}
+
+const kernelPacedLabel = (load: CpuLoad, trains: string): string =>
+  `nginx, every connection capped at ${paceLabel(load)} by the kernel, ${trains}`;
+
+const NGINX_PORT = 18_080;
+const STOCK_NGINX_CONFIG = 'nginx (sendfile), no pacing';
+const startStockNginx = (h: CpuHarness, name: string): Promise<BenchServer> => h.startNginx(name, NGINX_PORT, { limitRateBytesPerS: null });
+const MODULE_PORTS = { unpaced: 18_084, paced: 18_085 };
+/** How long the module's telemetry lines of a row may lag its last response. */
+const MODULE_LINES_WAIT_MS = 3000;
+
+/** Throws unless the module wrote one line for each of the row's responses, each paced at the load's rate (or unpaced). */
+async function checkModuleLines(
+  h: CpuHarness,
+  server: BenchServer,
+  linesBefore: number,
+  row: CpuRow,
+  pacedAt: CpuLoad | null,
+): Promise<void> {
+  // Every response is a whole 1 MB file (the client counts only finished ones).
+  const responses = Math.round(row.bytes / CPU_FILE_BYTES);
+  let lines = h.telemetry(server).slice(linesBefore);
+  for (const deadline = Date.now() + MODULE_LINES_WAIT_MS; lines.length < responses && Date.now() < deadline; ) {
+    await new Promise((r) => setTimeout(r, 100));
+    lines = h.telemetry(server).slice(linesBefore);
+  }
+  if (lines.length !== responses) throw new Error(`${row.config}: ${lines.length} telemetry lines for ${responses} responses`);
+  const rateKbps = pacedAt === null ? null : (pacedAt.paceBytesPerS * 8) / 1000;
+  const wrong = lines.find((t) => t.pacing !== (pacedAt === null ? 'unpaced' : 'paced') || t.appliedRateKbps !== rateKbps || t.aborted);
+  if (wrong !== undefined) {
+    const said = `pacing ${wrong.pacing} at ${wrong.appliedRateKbps} kbps${wrong.aborted ? ', aborted' : ''}`;
+    throw new Error(`${row.config}: a telemetry line says ${said}, not ${rateKbps ?? 'unpaced'}`);
+  }
+}
+
+/** Rounds of the module's comparisons with stock nginx when `--rounds` is not given. */
+export const DEFAULT_MODULE_ROUNDS = 3;
+
+/** One side of a pair: its row's name and label, how its nginx starts, and what its row must show. */
+interface RoundSide {
+  id: CpuRow['id'];
+  config: string;
+  /** A fresh nginx; `tag` names the measurement (its folder and error-log check). */
+  start(tag: string): Promise<BenchServer>;
+  /** Throws when the row did not measure what its label says (a cap that did not take, the module's lines). */
+  check(server: BenchServer, linesBefore: number, row: CpuRow): Promise<void>;
+}
+
+/** Stock nginx (a) against nginx with the Sammy module (b) under one load. */
+interface NginxPair {
+  pair: ModulePair;
+  load: CpuLoad;
+  a: RoundSide;
+  b: RoundSide;
+}
+
+/** A side measured in a round: its row (for the table) and its record (for the JSON). */
+interface RoundResult {
+  row: CpuRow;
+  measurement: RoundMeasurement;
+}
+
+/**
+ * nginx with the Sammy module, as deployed (its telemetry log on), against stock nginx
+ * under each load: `sammy_pacing off` against nginx, unpaced (what loading the module
+ * costs nginx), and pacing each request at its rtp with the tail held (its trains are
+ * the kernel's, as the pacedKernel rows') against nginx paced by the kernel, when it can be.
+ */
+function nginxPairs(h: CpuHarness): NginxPair[] {
+  const noCheck = async (): Promise<void> => {};
+  const startModule = (tag: string, pacing: boolean): Promise<BenchServer> => {
+    const port = pacing ? MODULE_PORTS.paced : MODULE_PORTS.unpaced;
+    return h.startNginx(`nginx-module-${tag}`, port, { limitRateBytesPerS: null, sammy: { pacing, tailHold: true } });
+  };
+  const pairs: NginxPair[] = [];
+  for (const load of CPU_LOADS) {
+    pairs.push({
+      pair: 'unpaced',
+      load,
+      a: { id: 'nginx', config: STOCK_NGINX_CONFIG, start: (tag) => startStockNginx(h, `nginx-${tag}`), check: noCheck },
+      b: {
+        id: 'moduleUnpaced',
+        config: 'nginx + Sammy module, sammy_pacing off',
+        start: (tag) => startModule(tag, false),
+        check: (s, linesBefore, row) => checkModuleLines(h, s, linesBefore, row, null),
+      },
+    });
+    if (h.nginxKernelPacingUnavailable !== null) continue;
+    pairs.push({
+      pair: 'paced',
+      load,
+      a: {
+        id: 'nginxPaced',
+        config: kernelPacedLabel(load, 'kernel trains'),
+        start: (tag) => startKernelPacedNginx(h, `nginx-paced-${tag}`, load),
+        check: async (_s, _linesBefore, row) => checkCapTook(row, load, 'the LD_PRELOAD cap'),
+      },
+      b: {
+        id: 'modulePaced',
+        config: `nginx + Sammy module, paced ${paceLabel(load)} (kernel trains, tail held)`,
+        start: (tag) => startModule(tag, true),
+        check: async (s, linesBefore, row) => {
+          checkCapTook(row, load, "the module's cap");
+          await checkModuleLines(h, s, linesBefore, row, load);
+        },
+      },
+    });
+  }
+  return pairs;
+}
+
+/**
+ * Measures every pair in `rounds` rounds (roundSchedule: A then B in even rounds, B then
+ * A in odd ones), each measurement on a freshly started and warmed-up nginx, nginx's own
+ * CPU from the nanosecond clock. One row per configuration moved the module's ratio by a
+ * third from run to run (a 2-3 s unpaced row; 6-8 ticks of nginx's CPU in a paced one);
+ * fresh processes, alternating, and the median of the rounds' ratios did not.
+ */
+async function alternatingRounds(h: CpuHarness, pairs: readonly NginxPair[], rounds: number): Promise<RoundResult[]> {
+  const results: RoundResult[] = [];
+  for (const step of roundSchedule(pairs.length, rounds)) {
+    const { pair, load, a, b } = pairs[step.pair]!;
+    const side = step.side === 'A' ? a : b;
+    const tag = `${pair}-${load.clients}-round${step.round}`;
+    const row = await onServer(h, () => side.start(tag), async (server) => {
+      const linesBefore = h.telemetry(server).length;
+      const row = await measureCpuRow(h, server, load, pair === 'paced', side.id, side.config, (pid) => h.cpuNanoseconds(pid) / NS_PER_S);
+      await side.check(server, linesBefore, row);
+      return row;
+    });
+    const measurement: RoundMeasurement = {
+      pair,
+      clients: load.clients,
+      round: step.round,
+      side: step.side,
+      id: row.id,
+      config: row.config,
+      bytes: row.bytes,
+      seconds: row.elapsedS,
+      // row.cpuSPerGB came from the nanosecond clock (measureCpuRow's ownCpuS above).
+      ownCpuNsPerGB: row.cpuSPerGB * NS_PER_S,
+      machineCpuSPerGB: row.machineCpuSPerGB,
+    };
+    results.push({ row, measurement });
+  }
+  return results;
+}
+
+/** The nginx rows of the section's table and the module's rounds, with their medians. */
+interface NginxComparison {
+  rows: CpuRow[];
+  moduleRounds: RoundMeasurement[];
+  moduleRoundRatios: PairRounds[];
+}
+
+/**
+ * Stock nginx, unpaced and paced by the kernel, against nginx with the Sammy module in
+ * alternating rounds; the table gets each pair's median round (by own CPU). Without the
+ * module, stock nginx is measured once, as the other servers are.
+ */
+async function nginxComparison(h: CpuHarness, rounds: number): Promise<NginxComparison> {
+  if (h.nginxModuleUnavailable !== null) {
+    h.say(`No rows for nginx with the Sammy module (stock nginx measured once): ${h.nginxModuleUnavailable}`);
+    const stock = await onServer(h, () => startStockNginx(h, 'nginx'), (s) =>
+      eachLoad(async (load) => [await measureCpuRow(h, s, load, false, 'nginx', STOCK_NGINX_CONFIG)]),
+    );
+    return { rows: [...stock, ...(await nginxKernelPaced(h, 'nginxPaced', 'kernel trains'))], moduleRounds: [], moduleRoundRatios: [] };
+  }
+  if (h.nginxKernelPacingUnavailable !== null) h.say(`No kernel-paced nginx, so no paced module rounds: ${h.nginxKernelPacingUnavailable}`);
+  const results = await alternatingRounds(h, nginxPairs(h), rounds);
+  const moduleRounds = results.map((r) => r.measurement);
+  const moduleRoundRatios = pairRounds(moduleRounds);
+  const rows = moduleRoundRatios.flatMap((p) =>
+    results
+      .filter(({ measurement: m }) => m.pair === p.pair && m.clients === p.clients && m.round === p.medianRound)
+      .sort((x, y) => x.measurement.side.localeCompare(y.measurement.side))
+      .map(({ row }) => ({ ...row, config: `${row.config}; round ${p.medianRound + 1} of ${rounds}, the median by own CPU` })),
+  );
+  return { rows, moduleRounds, moduleRoundRatios };
+}
+
+/** Every round's B / A and their median, per pair (what decides the module's ratios). */
+function sayModuleRounds(h: CpuHarness, pairs: readonly PairRounds[], rounds: number): void {
+  if (pairs.length === 0) return;
+  const clock = h.cpuClock === 'schedstat' ? 'schedstat ns' : '10 ms ticks: no schedstat here';
+  h.say(`nginx + Sammy module / stock nginx, CPU per GB in ${rounds} alternating rounds (fresh nginx each; own CPU from ${clock}):`);
+  h.say();
+  const label = (p: PairRounds): string =>
+    p.pair === 'unpaced' ? 'sammy_pacing off / nginx, unpaced' : 'paced, tail held / nginx paced by the kernel';
+  const ratios = (xs: number[]): string => xs.map((x) => fmt(x, 3)).join(', ');
+  h.table(
+    ['clients', 'comparison', 'own CPU, per round', 'median', "machine's CPU, per round", 'median'],
+    pairs.map((p) => [
+      String(p.clients),
+      label(p),
+      ratios(p.ownRatios),
+      fmt(p.ownMedian, 3),
+      ratios(p.machineRatios),
+      fmt(p.machineMedian, 3),
+    ]),
+  );
+  h.say();
 }
 
 // One worker, as nginx runs one (worker_processes 1): CPU per GB is then one process's against one's.
@@ -215,7 +478,7 @@ function floorRows(h: CpuHarness, framework: FloorFramework, pacedId: CpuRow['id
   );
 }
 
-export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<CpuSection> {
+export async function cpuSection(h: CpuHarness, withNginx: boolean, rounds = DEFAULT_MODULE_ROUNDS): Promise<CpuSection> {
   const loads = CPU_LOADS.map((l) => `${l.clients} at ${paceLabel(l)}`).join(', ');
   h.say(`## 3. Server CPU per GB served: keep-alive clients fetching ${CPU_FILES} x 1 MB segments in a loop (${loads} when paced)`);
   h.say();
@@ -243,17 +506,16 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
       await measureCpuRow(h, s, CPU_LOADS[0]!, false, 'unpacedStream', 'sammy unpaced, --body-path stream'),
     ])),
   ];
+  const modules: NginxComparison = withNginx ? await nginxComparison(h, rounds) : { rows: [], moduleRounds: [], moduleRoundRatios: [] };
+  rows.push(...modules.rows);
   if (withNginx) {
+    // nginx's nearest equivalent; it grants one second of limit_rate up front, so
+    // responses this small are not slowed at all (see the seconds column).
+    const limitRate = { limitRateBytesPerS: CPU_LOADS[0]!.paceBytesPerS };
     rows.push(
-      ...(await onServer(h, () => h.startNginx('nginx', 18_080, { limitRateBytesPerS: null }), (s) =>
-        eachLoad(async (load) => [await measureCpuRow(h, s, load, false, 'nginx', 'nginx (sendfile), no pacing')]),
-      )),
-      // nginx's nearest equivalent; it grants one second of limit_rate up front, so
-      // responses this small are not slowed at all (see the seconds column).
-      ...(await onServer(h, () => h.startNginx('nginx-limit', 18_081, { limitRateBytesPerS: CPU_LOADS[0]!.paceBytesPerS }), async (s) => [
+      ...(await onServer(h, () => h.startNginx('nginx-limit', 18_081, limitRate), async (s) => [
         await measureCpuRow(h, s, CPU_LOADS[0]!, true, 'nginxLimitRate', `nginx limit_rate ${paceLabel(CPU_LOADS[0]!)} (does not slow 1 MB responses)`),
       ])),
-      ...(await nginxKernelPaced(h, 'nginxPaced', 'kernel trains')),
     );
   }
   rows.push(...(await namespaceTrains(h, withNginx)));
@@ -263,8 +525,9 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
     rows.map((r) => [String(r.clients), r.config, fmt(r.bytes / 1e9, 3), fmt(r.elapsedS, 1), fmt(r.bytes / MB / r.elapsedS, 0), fmt(r.cpuS), fmt(r.cpuSPerGB), fmt(r.machineCpuSPerGB)]),
   );
   h.say();
-  const ratios = cpuRatios(rows, 16);
-  const ratiosAt1000Clients = cpuRatios(rows, 1000);
+  sayModuleRounds(h, modules.moduleRoundRatios, rounds);
+  const ratios = cpuRatios(rows, 16, modules.moduleRoundRatios);
+  const ratiosAt1000Clients = cpuRatios(rows, 1000, modules.moduleRoundRatios);
   for (const [clients, r] of [
     [16, ratios],
     [1000, ratiosAt1000Clients],
@@ -280,6 +543,15 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
       const m = r.machine;
       h.say(
         `${clients} clients, the machine's CPU per GB against nginx paced the same way: kernel trains ${fmt(m.pacedKernelVsNginxPaced)}x; 4-packet bursts (application) / nginx's 4-packet trains ${fmt(m.pacedDefaultVsNginxPacedNamespace)}x; 4-packet trains (namespace) ${fmt(m.pacedNamespaceVsNginxPacedNamespace)}x; unpaced ${fmt(m.unpacedVsNginx)}x`,
+      );
+    }
+    if (r.moduleUnpacedVsNginx !== undefined || r.modulePacedVsNginxPaced !== undefined) {
+      h.say(
+        `${clients} clients, nginx + Sammy module, CPU per GB${modules.moduleRounds.length > 0 ? `, median of ${rounds} rounds` : ''}: ` +
+          `sammy_pacing off / nginx ${fmt(r.moduleUnpacedVsNginx)}x; ` +
+          `paced, tail held / nginx paced by the kernel ${fmt(r.modulePacedVsNginxPaced)}x; ` +
+          `the machine's CPU per GB: sammy_pacing off ${fmt(r.machine?.moduleUnpacedVsNginx)}x, ` +
+          `paced ${fmt(r.machine?.modulePacedVsNginxPaced)}x`,
       );
     }
     if (r.nodeFloor !== undefined) {
@@ -301,5 +573,14 @@ export async function cpuSection(h: CpuHarness, withNginx: boolean): Promise<Cpu
     h.say(`16 clients, CPU per GB, sendfile / stream body path: paced, kernel trains ${fmt(ratios.zeroCopyVsStream.pacedKernel)}x; unpaced ${fmt(ratios.zeroCopyVsStream.unpaced)}x`);
   }
   h.say();
-  return { rows, ratios, ratiosAt1000Clients };
+  return {
+    rows,
+    ratios,
+    ratiosAt1000Clients,
+    machineRatios: ratios.machine ?? null,
+    rounds,
+    moduleRounds: modules.moduleRounds,
+    moduleRoundRatios: modules.moduleRoundRatios,
+    moduleRoundsCpuClock: h.cpuClock,
+  };
 }

@@ -14,6 +14,18 @@ export interface BenchServer {
   logFile: string | null;
   /** How it is stopped gracefully (nginx: SIGQUIT); SIGTERM when unset. */
   stopSignal?: NodeJS.Signals;
+  /** nginx's error log (read for crashes and alerts when it stops). */
+  errorLog?: string;
+}
+
+/** ngx_http_sammy_module's directives in `location /media/` (native/nginx), besides `sammy on` and its telemetry log. */
+export interface NginxModuleOptions {
+  /** sammy_pacing: off serves every response unpaced (a request's rtp then says `disabled`). */
+  pacing: boolean;
+  /** sammy_tail_hold: hold a paced body's last byte until the rest has left the socket, then lift the cap. */
+  tailHold: boolean;
+  /** sammy_min_rate_kbps; the module's default (100) when unset. */
+  minRateKbps?: number;
 }
 
 export interface NginxOptions {
@@ -26,6 +38,18 @@ export interface NginxOptions {
    * bench's LD_PRELOAD library (bench/pace-preload.c, built at `preload`).
    */
   kernelPace?: { preload: string; bytesPerS: number } | null;
+  /**
+   * Load the Sammy module (`load_module`, built once per bench run) and turn it on in
+   * `location /media/` with its telemetry log, which becomes the server's logFile.
+   */
+  sammy?: NginxModuleOptions | null;
+  /**
+   * worker_connections and worker_rlimit_nofile (default 4096 and 8192), and
+   * open_file_cache's max (default none: a descriptor per response in flight).
+   */
+  workerConnections?: number;
+  rlimitNofile?: number;
+  openFileCacheMax?: number | null;
 }
 
 export interface BenchKit {
@@ -38,6 +62,8 @@ export interface BenchKit {
   startSammy(name: string, args: string[]): Promise<BenchServer>;
   /** Debian's nginx in the server namespace; null when it is not installed (the bench says so). */
   startNginx(name: string, port: number, o: NginxOptions): Promise<BenchServer | null>;
+  /** Why nginx cannot run with the Sammy module here (no nginx, or the module cannot be built), or null when it can. */
+  nginxModuleUnavailable: string | null;
   stop(server: BenchServer): Promise<void>;
   /** Runs `node --import tsx SCRIPT '<job JSON>'` in the client namespace and returns its last stdout line, parsed. */
   runClient<T>(script: string, job: unknown): Promise<T>;
@@ -49,9 +75,13 @@ export interface BenchKit {
 
 export const fmt = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
 
-export function median(values: number[]): number {
+/** The q-quantile (0..1) of `values`, interpolated between the two nearest; NaN for none. */
+export function quantile(values: number[], q: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  const at = (sorted.length - 1) * q;
+  const below = Math.floor(at);
+  return sorted[below]! + (sorted[Math.min(below + 1, sorted.length - 1)]! - sorted[below]!) * (at - below);
 }
+
+export const median = (values: number[]): number => quantile(values, 0.5);

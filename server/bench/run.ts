@@ -1,26 +1,29 @@
 // npm run bench -w @sammy/server [-- --json FILE]
 //
 // Measured in one run, across a veth pair between two namespaces this process
-// creates (and removes):
+// creates (and removes); nginx with the Sammy module (native/nginx, built once per
+// run) is measured beside the Node server in sections 1, 3, 5 and 6:
 //   1. pacing accuracy: achieved / requested rate from 1 to 100 Mbit/s;
 //   2. burst trains from a tcpdump capture on the sender, N = 1, 4, 8, 40 at 2 and
 //      8 MB/s, for the kernel's own trains, the server's default plan, and the
 //      namespace mechanism (tcp_min_tso_segs + gso_max_segs);
 //   3. server CPU per GB served against Debian's nginx, same files, same clients,
-//      16 and 1,000 of them (bench/cpu.ts);
+//      16 and 1,000 of them, and nginx with the module unpaced and paced (bench/cpu.ts);
 //   4. `tls`: the same over HTTPS, beside nginx over HTTPS (bench/tls.ts);
 //   5. `connections`: 10,000 concurrent paced keep-alive connections (bench/connections.ts);
 //   6. `carryover`: the response after a paced one on a keep-alive connection, and
 //      pipelined requests (bench/carryover.ts).
 // `--only a,b` runs some sections; `--json FILE` writes the figures; `--netns-prefix P`
-// names the namespaces P<pid>s and P<pid>c (default sbench).
+// names the namespaces P<pid>s and P<pid>c (default sbench); `--rounds N` sets the cpu
+// section's alternating rounds of nginx with the module against stock nginx (default 3).
 // Needs root (namespaces, tcpdump). Not part of `npm test`.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { buildNginxModule, nginxBuildUnavailableReason, nginxSourceVersion } from '@sammy/native/build';
 import { ensureAptPackages } from '../../scripts/setup.mjs';
 import { childPids, start, startServer, stop, waitForOutput } from '../src/process.js';
 import { readTelemetry, type ResponseTelemetry } from '../src/telemetry.js';
@@ -28,9 +31,22 @@ import { carryover } from './carryover.js';
 import type { ClientJob, GetResult } from './client.js';
 import { connections } from './connections.js';
 import type { CpuRow } from './cpu-ratios.js';
-import { CLOCK_TICKS_PER_S, CPU_FILE_BYTES, CPU_FILES, CPU_LOADS, cpuSection, measureCpuRow, warmUp, type BenchServer as CpuServer, type CpuHarness, type CpuSection } from './cpu.js';
+import {
+  CLOCK_TICKS_PER_S,
+  CPU_FILE_BYTES,
+  CPU_FILES,
+  CPU_LOADS,
+  cpuSection,
+  DEFAULT_MODULE_ROUNDS,
+  measureCpuRow,
+  NS_PER_S,
+  warmUp,
+  type BenchServer as CpuServer,
+  type CpuHarness,
+  type CpuSection,
+} from './cpu.js';
 import { inBenchNet } from './harness.js';
-import { fmt, type BenchKit, type BenchServer as Server, type NginxOptions } from './kit.js';
+import { fmt, type BenchKit, type BenchServer as Server, type NginxModuleOptions, type NginxOptions } from './kit.js';
 import { BENCH_PREFIX, type BenchNet, sh } from './netns.js';
 import type { FloorFramework } from './node-floor.js';
 import { tlsSection } from './tls.js';
@@ -59,6 +75,27 @@ export function cpuSeconds(pid: number): number {
   return [pid, ...childPids(pid)].reduce((sum, p) => sum + cpuTicks(p), 0) / CLOCK_TICKS_PER_S;
 }
 
+/**
+ * What cpuNanoseconds reads: /proc/PID/task/TID/schedstat, whose first field is the thread's time
+ * on a CPU in nanoseconds (kernels built without CONFIG_SCHED_INFO have none), or else /proc/PID/stat's ticks.
+ */
+export const CPU_CLOCK: 'schedstat' | 'ticks' = existsSync('/proc/self/schedstat') ? 'schedstat' : 'ticks';
+
+/** Nanoseconds a process's live threads have run (a thread that has exited is not counted: nginx's worker has one thread). */
+function threadsRunNs(pid: number): number {
+  const schedstatNs = (tid: string): number => Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ', 1)[0]);
+  return readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => sum + schedstatNs(tid), 0);
+}
+
+/**
+ * CPU nanoseconds used so far by a process and its children (nginx: master + workers), as cpuSeconds
+ * but exact: a paced row costs nginx 6-8 of cpuSeconds' 10 ms ticks. From the ticks where there is no schedstat.
+ */
+export function cpuNanoseconds(pid: number): number {
+  if (CPU_CLOCK === 'ticks') return cpuSeconds(pid) * NS_PER_S;
+  return [pid, ...childPids(pid)].reduce((sum, p) => sum + threadsRunNs(p), 0);
+}
+
 /** Runs `cmd args` inside the server's namespace. */
 export const inServer = (net: BenchNet) => (cmd: string, args: string[]): [string, string[]] => ['ip', net.inServer([cmd, ...args])];
 
@@ -78,30 +115,58 @@ export function startNodeFloor(net: BenchNet, mediaDir: string, name: string, fr
   return startNodeServer(net, name, [mediaDir, net.serverIp, framework], null, 'bench/node-floor.ts');
 }
 
-export async function startNginx(net: BenchNet, work: string, mediaDir: string, name: string, port: number, o: NginxOptions): Promise<Server> {
+/** The Sammy module's lines in `location /media/`: on, as `o` says, with its telemetry log. */
+function moduleDirectives(o: NginxModuleOptions, telemetryLog: string): string {
+  const onOff = (on: boolean): string => (on ? 'on' : 'off');
+  const minRate = o.minRateKbps === undefined ? '' : ` sammy_min_rate_kbps ${o.minRateKbps};`;
+  return ` sammy on; sammy_pacing ${onOff(o.pacing)}; sammy_tail_hold ${onOff(o.tailHold)};${minRate} sammy_telemetry_log ${telemetryLog};`;
+}
+
+/**
+ * Debian's nginx in the server namespace, serving `mediaDir` at /media/ on `port`.
+ * With `o.sammy`, `modulePath` (ngx_http_sammy_module.so) is loaded and turned on in
+ * that location; everything else is the stock rows' configuration, so the two compare.
+ */
+export async function startNginx(
+  net: BenchNet,
+  work: string,
+  mediaDir: string,
+  name: string,
+  port: number,
+  o: NginxOptions,
+  modulePath: string | null = null,
+): Promise<Server> {
   const prefix = mkdtempSync(join(work, `${name}-`));
   const conf = join(prefix, 'nginx.conf');
+  const errorLog = join(prefix, 'error.log');
+  const telemetryLog = join(prefix, 'telemetry.jsonl');
+  const sammy = o.sammy ?? null;
+  if (sammy !== null && modulePath === null) throw new Error(`${name}: the Sammy module was asked for, but none was built`);
+  const locationExtra = [
+    o.limitRateBytesPerS === null ? '' : ` limit_rate ${o.limitRateBytesPerS};`,
+    sammy === null ? '' : moduleDirectives(sammy, telemetryLog),
+  ].join('');
   writeFileSync(
     conf,
-    `user root;
+    `${sammy === null ? '' : `load_module ${modulePath};\n`}user root;
 worker_processes 1;
 pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log;
-worker_rlimit_nofile 8192;
-events { worker_connections 4096; }
+error_log ${errorLog};
+worker_rlimit_nofile ${o.rlimitNofile ?? 8192};
+events { worker_connections ${o.workerConnections ?? 4096}; }
 http {
   access_log ${prefix}/access.log;
   client_body_temp_path ${prefix}/tmp;
   sendfile on;
   tcp_nopush on;
   keepalive_requests 1000000;
-  types { video/mp4 m4s; }
+  types { video/mp4 m4s; }${o.openFileCacheMax == null ? '' : `\n  open_file_cache max=${o.openFileCacheMax} inactive=120s;`}
   server {
     listen ${net.serverIp}:${port}${o.tls ? ` ssl;
     ssl_certificate ${o.tls.certFile};
     ssl_certificate_key ${o.tls.keyFile};
     ssl_protocols TLSv1.2 TLSv1.3` : ''};
-    location /media/ { alias ${mediaDir}/; ${o.limitRateBytesPerS === null ? '' : `limit_rate ${o.limitRateBytesPerS};`} }
+    location /media/ { alias ${mediaDir}/;${locationExtra} }${sammy === null ? '' : '\n    location = /metrics { sammy_metrics; }'}
   }
 }
 `,
@@ -112,9 +177,23 @@ http {
   for (let i = 0; i < 50; i++) {
     await new Promise((r) => setTimeout(r, 100));
     const probe = spawnSync('ip', net.inServer(['bash', '-c', `exec 3<>/dev/tcp/${net.serverIp}/${port}`]), { stdio: 'ignore' });
-    if (probe.status === 0) return { name, process: nginx, pid: nginx.child.pid!, port, logFile: null, stopSignal: 'SIGQUIT' };
+    if (probe.status === 0) {
+      const logFile = sammy === null ? null : telemetryLog;
+      return { name, process: nginx, pid: nginx.child.pid!, port, logFile, stopSignal: 'SIGQUIT', errorLog };
+    }
   }
-  throw new Error(`nginx did not start: ${readFileSync(join(prefix, 'error.log'), 'utf8').slice(-500)}`);
+  throw new Error(`nginx did not start: ${readFileSync(errorLog, 'utf8').slice(-500)}`);
+}
+
+/** nginx error-log lines that say a worker crashed or something went badly wrong (alert, crit, emerg). */
+export function nginxErrorLogProblems(errorLog: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(errorLog, 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').filter((line) => /\[(alert|crit|emerg)\]|exited on signal/.test(line));
 }
 
 export async function runClient<T>(net: BenchNet, job: ClientJob | unknown, script = 'bench/client.ts'): Promise<T> {
@@ -151,42 +230,52 @@ export function table(header: string[], rows: string[][]): void {
 
 const ACCURACY_MBPS = [1, 2, 5, 10, 20, 50, 100];
 
-async function accuracy(net: BenchNet, work: string, mediaDir: string): Promise<unknown> {
+/** The accuracy section's nginx with the Sammy module. */
+const ACCURACY_MODULE_PORT = 18_100;
+
+async function accuracy(kit: BenchKit): Promise<unknown> {
   say('## 1. Pacing accuracy (achieved / requested), client-side rate past the unpaced first 10% of a ~2.5 s transfer');
   say();
-  const auto = await startSammy(net, work, mediaDir, 'acc-auto', []);
-  const kernel = await startSammy(net, work, mediaDir, 'acc-kernel', ['--burst-mode', 'kernel']);
+  const servers: Server[] = [];
   const rows: string[][] = [];
   const results: unknown[] = [];
   try {
+    servers.push(await kit.startSammy('acc-auto', []), await kit.startSammy('acc-kernel', ['--burst-mode', 'kernel']));
+    // The module's trains are the kernel's, its tail held as the Node server's is.
+    if (kit.nginxModuleUnavailable !== null) say(`No column for nginx with the Sammy module: ${kit.nginxModuleUnavailable}`);
+    else {
+      const sammy = { pacing: true, tailHold: true };
+      servers.push((await kit.startNginx('acc-nginx-module', ACCURACY_MODULE_PORT, { limitRateBytesPerS: null, sammy }))!);
+    }
     for (const mbps of ACCURACY_MBPS) {
       const file = `acc-${mbps}.m4s`;
       const rateBytesPerS = (mbps * MB) / 8;
       const sizeBytes = Math.round(rateBytesPerS * 2.5);
       const row: Record<string, unknown> = { requestedMbps: mbps };
       const cells = [String(mbps)];
-      for (const server of [auto, kernel]) {
-        const r = await runClient<GetResult>(net, {
+      for (const server of servers) {
+        const r = await runClient<GetResult>(kit.net, {
           kind: 'get',
-          url: `http://${net.serverIp}:${server.port}/media/${file}`,
+          url: `http://${kit.net.serverIp}:${server.port}/media/${file}`,
           headers: { 'CMCD-Status': `rtp=${mbps * 1000}` },
           markBytes: Math.max(64_000, sizeBytes / 10),
         });
-        if (r.bytes !== sizeBytes) throw new Error(`short body ${r.bytes} of ${sizeBytes}`);
+        if (r.bytes !== sizeBytes) throw new Error(`${server.name}: short body ${r.bytes} of ${sizeBytes}`);
         const line = await lineFor(server, r.localPort);
         const ratio = r.rateAfterMarkBytesPerS / rateBytesPerS;
         const mechanism = line ? `${line.burstMechanism}${line.burstMechanism === 'app' ? ` (<=${line.trainPackets} pkts)` : ''}` : '?';
-        row[server.name] = { achievedMbps: (r.rateAfterMarkBytesPerS * 8) / MB, ratio, mechanism, serverAchievedKbps: line?.achievedRateKbps };
+        const achievedMbps = (r.rateAfterMarkBytesPerS * 8) / MB;
+        row[server.name] = { achievedMbps, ratio, mechanism, serverAchievedKbps: line?.achievedRateKbps, pacing: line?.pacing };
         cells.push(mechanism, fmt((r.rateAfterMarkBytesPerS * 8) / MB), fmt(ratio, 3));
       }
       rows.push(cells);
       results.push(row);
     }
   } finally {
-    await stop(auto.process, { graceMs: 5000 });
-    await stop(kernel.process, { graceMs: 5000 });
+    for (const server of servers) await kit.stop(server);
   }
-  table(['requested Mbit/s', 'default: mechanism', 'achieved Mbit/s', 'ratio', '--burst-mode kernel: mechanism', 'achieved Mbit/s', 'ratio'], rows);
+  const labels = ['default', '--burst-mode kernel', 'nginx + Sammy module (tail hold)'].slice(0, servers.length);
+  table(['requested Mbit/s', ...labels.flatMap((label) => [`${label}: mechanism`, 'achieved Mbit/s', 'ratio'])], rows);
   say();
   return results;
 }
@@ -307,7 +396,7 @@ export function buildPacePreload(work: string): { preload: string } | { unavaila
   return built.status === 0 ? { preload } : { unavailable: `gcc failed: ${(built.stderr ?? '').trim().slice(-300)}` };
 }
 
-function cpu(kit: BenchKit, withNginx: boolean): Promise<CpuSection> {
+function cpu(kit: BenchKit, withNginx: boolean, rounds: number): Promise<CpuSection> {
   const servers = new Map<CpuServer, Server>();
   const pacing = withNginx ? buildPacePreload(kit.work) : { unavailable: 'nginx is not installed' };
   const keep = (s: Server | null): CpuServer => {
@@ -323,25 +412,54 @@ function cpu(kit: BenchKit, withNginx: boolean): Promise<CpuSection> {
       startNginx: async (name, port, o) => {
         if (o.kernelPaceBytesPerS !== undefined && 'unavailable' in pacing) throw new Error(`nginx cannot be paced by the kernel: ${pacing.unavailable}`);
         const kernelPace = o.kernelPaceBytesPerS === undefined || !('preload' in pacing) ? null : { preload: pacing.preload, bytesPerS: o.kernelPaceBytesPerS };
-        return keep(await kit.startNginx(name, port, { limitRateBytesPerS: o.limitRateBytesPerS, kernelPace }));
+        return keep(await kit.startNginx(name, port, { limitRateBytesPerS: o.limitRateBytesPerS, kernelPace, sammy: o.sammy ?? null }));
       },
       nginxKernelPacingUnavailable: 'unavailable' in pacing ? pacing.unavailable : null,
+      nginxModuleUnavailable: kit.nginxModuleUnavailable,
       setTrainCap: (packets) => kit.net.setTrainCap(packets),
       stopServer: (lent) => kit.stop(servers.get(lent)!),
       runClient: (job) => kit.runClient('bench/client.ts', job),
+      telemetry: (lent) => kit.telemetry(servers.get(lent)!),
       cpuSeconds,
+      cpuNanoseconds,
+      cpuClock: CPU_CLOCK,
       say,
       table,
     },
     withNginx,
+    rounds,
   );
+}
+
+/** The Sammy module's shared object for nginx, built once for the run (native/src/build.ts caches it by source), or why there is none. */
+async function nginxModuleFor(withNginx: boolean): Promise<{ path: string } | { unavailable: string }> {
+  if (!withNginx) return { unavailable: 'nginx is not installed' };
+  const reason = nginxBuildUnavailableReason();
+  if (reason !== null) return { unavailable: reason };
+  // The module is built against nginx-dev's source tree; a binary of another version refuses to load it.
+  const binary = /nginx\/(\S+)/.exec(spawnSync('nginx', ['-v'], { encoding: 'utf8' }).stderr ?? '')?.[1];
+  const source = nginxSourceVersion();
+  if (binary !== source) return { unavailable: `nginx ${binary ?? '?'} is not ${source}, the version of the module's source tree` };
+  return { path: await buildNginxModule() };
+}
+
+/** What an nginx's error log said when it stopped: its alert, crit and emerg lines (a crashed worker among them). */
+interface NginxErrorLogCheck {
+  server: string;
+  withModule: boolean;
+  problems: string[];
 }
 
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' }, 'netns-prefix': { type: 'string' } }, strict: true });
+  const text = { type: 'string' } as const;
+  const { values } = parseArgs({ options: { json: text, only: text, 'netns-prefix': text, rounds: text }, strict: true });
   const prefix = values['netns-prefix'] ?? BENCH_PREFIX;
+  const rounds = values.rounds === undefined ? DEFAULT_MODULE_ROUNDS : Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1) {
+    throw new Error(`invalid --rounds: ${JSON.stringify(values.rounds)} (a whole number, 1 or more)`);
+  }
   if (!/^[a-z][a-z0-9]{0,5}$/.test(prefix)) throw new Error(`invalid --netns-prefix: ${JSON.stringify(prefix)} (accepted: 1 to 6 lowercase letters and digits, a letter first)`);
   if (process.platform !== 'linux' || process.getuid?.() !== 0) {
     say('SKIP: the server bench needs Linux and root (network namespaces, tcpdump); run it as root: sudo npm run bench -w @sammy/server');
@@ -356,6 +474,9 @@ async function main(): Promise<number> {
   };
   const only = values.only?.split(',') ?? ['accuracy', 'bursts', 'cpu', 'tls', 'connections', 'carryover'];
   const startedMs = performance.now();
+  const nginxModule = await nginxModuleFor(withNginx);
+  const modulePath = 'path' in nginxModule ? nginxModule.path : null;
+  const errorLogChecks: NginxErrorLogCheck[] = [];
   await inBenchNet({ workPrefix: 'sammy-bench-', netnsPrefix: prefix, say, writeMedia }, async ({ net, work, mediaDir, congestionControl: cc }) => {
     const kit: BenchKit = {
       net,
@@ -364,21 +485,33 @@ async function main(): Promise<number> {
       say,
       table,
       startSammy: (name, args) => startSammy(net, work, mediaDir, name, args),
-      startNginx: async (name, port, o) => (withNginx ? startNginx(net, work, mediaDir, name, port, o) : null),
-      stop: async (server) => void (await stop(server.process, { signal: server.stopSignal ?? 'SIGTERM', graceMs: 5000 })),
+      startNginx: async (name, port, o) => (withNginx ? startNginx(net, work, mediaDir, name, port, o, modulePath) : null),
+      nginxModuleUnavailable: 'unavailable' in nginxModule ? nginxModule.unavailable : null,
+      stop: async (server) => {
+        await stop(server.process, { signal: server.stopSignal ?? 'SIGTERM', graceMs: 5000 });
+        if (server.errorLog === undefined) return;
+        const check = { server: server.name, withModule: server.logFile !== null, problems: nginxErrorLogProblems(server.errorLog) };
+        errorLogChecks.push(check);
+        for (const line of check.problems.slice(0, 5)) say(`nginx ${server.name}'s error log: ${line}`);
+      },
       runClient: (script, job) => runClient(net, job, script),
       telemetry,
       cpuSeconds,
     };
     say(`# Sammy server bench: veth ${net.serverNs} <-> ${net.clientNs}, congestion control ${cc}, ${new Date().toISOString()}`);
+    say(`nginx module: ${'path' in nginxModule ? nginxModule.path : `none (${nginxModule.unavailable})`}`);
     say();
-    const result: Record<string, unknown> = { congestionControl: cc };
-    if (only.includes('accuracy')) result['accuracy'] = await accuracy(net, work, mediaDir);
+    const result: Record<string, unknown> = { congestionControl: cc, nginxModule };
+    if (only.includes('accuracy')) result['accuracy'] = await accuracy(kit);
     if (only.includes('bursts')) result['bursts'] = await bursts(net, work, mediaDir);
-    if (only.includes('cpu')) result['cpu'] = await cpu(kit, withNginx);
+    if (only.includes('cpu')) result['cpu'] = await cpu(kit, withNginx, rounds);
     if (only.includes('tls')) result['tls'] = await tlsSection(kit);
     if (only.includes('connections')) result['connections'] = await connections(kit);
     if (only.includes('carryover')) Object.assign(result, await carryover(kit));
+    const withModule = errorLogChecks.filter((c) => c.withModule);
+    const problems = errorLogChecks.flatMap((c) => c.problems).length;
+    say(`nginx error logs: ${errorLogChecks.length} read (${withModule.length} with the module), ${problems} alert, crit or emerg lines`);
+    result['nginxErrorLogs'] = errorLogChecks;
     say(`bench took ${fmt((performance.now() - startedMs) / 1000, 0)} s`);
     if (values.json !== undefined) writeFileSync(resolve(process.env['INIT_CWD'] ?? '.', values.json), JSON.stringify(result, null, 2));
   });
