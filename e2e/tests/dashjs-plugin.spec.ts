@@ -130,14 +130,13 @@ test.describe.serial('the dash.js plugin on the README example page', () => {
     const paced = r.log.filter((l) => l.pacing === 'paced');
     expect(paced.length).toBeGreaterThanOrEqual(4);
     expect(r.log.filter((l) => l.pacing === 'unpaced' && isSegment(l.path)).length).toBeGreaterThan(0);
-    // Every paced video request carried the top bitrate as tb: a floor 2.5x that, below the rtp.
+    // Every paced video request carried the top bitrate as tb, and declared its floor (sammy-floor): the guard's floor, at most the rtp.
     for (const w of r.session.wire.filter((x) => isSegment(x.path) && rtpOfHeader(x.headers) !== null && /ot=v/.test(x.headers['cmcd-object'] ?? ''))) {
       expect(tbOfHeader(w.headers), w.path).toBe(topKbps);
     }
-    const floor = Math.ceil(DEFAULT_SERVER_OPTIONS.spiralGuardMultiplier * topKbps);
     for (const l of paced.filter((x) => x.path.includes('/chunk-4-'))) {
-      expect(l.guardFloorKbps, l.path).toBe(floor);
-      expect(l.rtpKbps!, l.path).toBeGreaterThan(floor);
+      expect(l.guardBasis, l.path).toBe('sammy-floor');
+      expect(l.guardFloorKbps!, l.path).toBeLessThanOrEqual(l.rtpKbps!);
     }
     expect(r.session.qoe.chunks.filter((c) => c.phase === 'playing').every((c) => c.appliedRateKbps === c.rtpKbps)).toBe(true);
   });

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import type { Browser } from 'playwright-core';
 import type { SessionQoE } from '@sammy/player/abr';
+import { readRateRequest } from '@sammy/server/cmcd';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
+import { guardFloor } from '@sammy/server/spiral-guard';
 import { chromiumUnavailableReason } from '../src/browser.js';
 import { mediaDirFor } from '../src/lab/media.js';
 import type { PlayerSession, SessionRun, WireRequest } from '../src/player-loopback.js';
@@ -62,9 +64,11 @@ export const tbOfHeader = (headers: Record<string, string>): number | null => me
 
 const clampKbps = (kbps: number) => Math.min(DEFAULT_SERVER_OPTIONS.maxRateKbps, Math.max(DEFAULT_SERVER_OPTIONS.minRateKbps, kbps));
 
-/** The spiral guard's floor for what a request sent (null: no rtp or no tb). */
-export function guardFloorKbps(rtpKbps: number | null, tbKbps: number | null): number | null {
-  return rtpKbps === null || tbKbps === null ? null : Math.ceil(DEFAULT_SERVER_OPTIONS.spiralGuardMultiplier * tbKbps);
+/** The spiral guard's floor for what a request sent, by the server's own reader and rule (null: no rtp, or nothing to floor it on). */
+export function guardFloorKbps(headers: Record<string, string>): number | null {
+  const request = readRateRequest(headers, '', DEFAULT_SERVER_OPTIONS.limits.maxCmcdBytes);
+  if (request.rtpKbps === null) return null;
+  return guardFloor(request, DEFAULT_SERVER_OPTIONS.spiralGuardMultiplier)?.floorKbps ?? null;
 }
 
 /** The segment requests on the wire, by path, in order (a path can be fetched more than once). */
@@ -92,7 +96,7 @@ export function expectServerApplied(r: SessionRun): number {
     expect(sent.get(l.path)?.length ?? 0, `${l.path} (#${n + 1}) in the log was sent by the page`).toBeGreaterThan(n);
     const w = sent.get(l.path)![n]!;
     const rtp = rtpOfHeader(w.headers);
-    const floor = guardFloorKbps(rtp, tbOfHeader(w.headers));
+    const floor = guardFloorKbps(w.headers);
     expect(l.rtpKbps, l.path).toBe(rtp);
     expect(l.guardFloorKbps, l.path).toBe(floor);
     expect(l.guardRaised, l.path).toBe(floor !== null && floor > rtp!);

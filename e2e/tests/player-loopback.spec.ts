@@ -158,11 +158,14 @@ test.describe.serial('player over loopback, every arm', () => {
 
     test(`${label('sammy')}: the server applied the same rates (its log and Server-Timing)`, async () => {
       const r = await runOn('sammy');
-      // The spiral guard never changes a Sammy request: its rtp is at least 2.9x the tb it sends.
+      // The spiral guard never changes a Sammy request: each declares its own floor (sammy-floor), at most its rtp.
       expect(expectServerApplied(r)).toBe(0);
-      // Every paced media segment carries the tb its rtp was computed from: the guard had a floor for each and stayed below the rtp.
+      // Every paced media segment declares the floor its rtp was computed with: the guard took it, and stayed at or below the rtp.
       const pacedChunks = r.log.filter((l) => l.pacing === 'paced' && l.path.includes('/chunk-'));
-      for (const l of pacedChunks) expect(l.guardFloorKbps, l.path).not.toBeNull();
+      for (const l of pacedChunks) {
+        expect(l.guardBasis, l.path).toBe('sammy-floor');
+        expect(l.guardFloorKbps!, l.path).toBeLessThanOrEqual(l.rtpKbps!);
+      }
       expect(r.log.filter((l) => l.pacing === 'paced').length).toBeGreaterThanOrEqual(6);
       expect(r.session.qoe.chunks.filter((c) => c.phase === 'playing').every((c) => c.appliedRateKbps === c.rtpKbps)).toBe(true);
     });

@@ -23,8 +23,8 @@ typedef struct {
   size_t length;
 } payload;
 
-enum { KEY_VERSION, KEY_RTP, KEY_TOP_BITRATE, KEY_BITRATE, KEY_COUNT };
-static const char *const KEYS[KEY_COUNT] = {"v", "rtp", "tb", "br"};
+enum { KEY_VERSION, KEY_RTP, KEY_TOP_BITRATE, KEY_BITRATE, KEY_DECLARED_FLOOR, KEY_COUNT };
+static const char *const KEYS[KEY_COUNT] = {"v", "rtp", "tb", "br", SAMMY_CMCD_DECLARED_FLOOR_KEY};
 
 static const char *source_name(sammy_cmcd_source source) { return source == SAMMY_CMCD_QUERY ? "query" : "header"; }
 
@@ -75,7 +75,7 @@ static void note(sammy_rate_request *r, const char *fmt, ...) {
 }
 
 /*
- * A `tb` or `br` value in kbps (server/src/cmcd.ts bitrateKbps): a positive number
+ * A `tb`, `br` or `sammy-floor` value in kbps (server/src/cmcd.ts bitrateKbps): a positive number
  * (with or without parameters), or a non-empty inner list of positive numbers (its
  * largest); 0 with a note when present but anything else.
  */
@@ -125,6 +125,7 @@ static sammy_rate_request rate_from(const payload *payloads, size_t n, sammy_cmc
   sammy_rate_request stream = {.problem = ""};
   r.top_bitrate_kbps = bitrate_kbps(&stream, "tb", &values[KEY_TOP_BITRATE]);
   r.bitrate_kbps = bitrate_kbps(&stream, "br", &values[KEY_BITRATE]);
+  r.declared_floor_kbps = bitrate_kbps(&stream, SAMMY_CMCD_DECLARED_FLOOR_KEY, &values[KEY_DECLARED_FLOOR]);
   const sammy_sf_value *rtp = &values[KEY_RTP];
   if (rtp->kind == SAMMY_SF_ABSENT) {
     /* nothing asked for */

@@ -1,6 +1,6 @@
 /*
  * The player's requested maximum throughput (CTA-5004 `rtp`) from one request, and
- * what it says about its stream (`tb`, `br`), by the rules of the Node server
+ * what it says about its stream (`tb`, `br`, `sammy-floor`), by the rules of the Node server
  * (server/src/cmcd.ts, docs/server-contract.md): header form wins over query form,
  * a payload of a newer CMCD version is ignored, rtp must be a positive integer
  * (kbps), anything malformed is ignored with a note. No server's types here: each
@@ -17,6 +17,12 @@
 #define SAMMY_CMCD_MAX_VERSION 2
 /* CMCD headers (or query values) longer than this, together, are ignored (the server's limits.maxCmcdBytes). */
 #define SAMMY_CMCD_DEFAULT_MAX_BYTES 2048
+
+/*
+ * The custom key with which a player declares the least rate its own bitrate rule
+ * needs (kbps); the spiral guard uses it instead of a multiple of `tb`.
+ */
+#define SAMMY_CMCD_DECLARED_FLOOR_KEY "sammy-floor"
 
 /* The four CMCD header fields, in the order the Node decoder merges them (a later one's keys win). */
 #define SAMMY_CMCD_HEADER_COUNT 4
@@ -35,6 +41,8 @@ typedef struct {
    */
   double top_bitrate_kbps;
   double bitrate_kbps;
+  /* `sammy-floor`: the least rate the player declares its bitrate rule needs; 0 when absent or unusable. */
+  double declared_floor_kbps;
   /* Where the payload came from; NONE when the request carried no CMCD. */
   sammy_cmcd_source source;
   /* Why CMCD was ignored, or notes about it (a repeated rtp, an unusable tb), "; "-separated; empty when clean. */

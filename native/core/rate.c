@@ -25,13 +25,20 @@ int64_t sammy_clamp_rate_kbps(int64_t rtp_kbps, int64_t min_kbps, int64_t max_kb
 
 uint64_t sammy_kbps_to_bytes_per_s(int64_t rate_kbps) { return (uint64_t)rate_kbps * 1000u / 8u; }
 
+/* Rounded up, as the server's Math.ceil(kbps - 1e-9); beyond int64 it is clamped away anyway. */
+static int64_t ceil_kbps(double kbps) {
+  double rounded = ceil(kbps - 1e-9);
+  return rounded >= 9.2e18 ? INT64_MAX : (int64_t)rounded;
+}
+
 int64_t sammy_guard_floor_kbps(const sammy_rate_request *request, double multiplier, const char **basis) {
-  double kbps = request->top_bitrate_kbps > 0 ? request->top_bitrate_kbps : request->bitrate_kbps;
+  if (request->declared_floor_kbps > 0) {
+    *basis = SAMMY_CMCD_DECLARED_FLOOR_KEY;
+    return ceil_kbps(request->declared_floor_kbps);
+  }
   *basis = request->top_bitrate_kbps > 0 ? "tb" : request->bitrate_kbps > 0 ? "br" : NULL;
   if (*basis == NULL) return 0;
-  /* Rounded up, as the server's Math.ceil(multiplier * kbps - 1e-9); beyond int64 it is clamped away anyway. */
-  double floor_kbps = ceil(multiplier * kbps - 1e-9);
-  return floor_kbps >= 9.2e18 ? INT64_MAX : (int64_t)floor_kbps;
+  return ceil_kbps(multiplier * (request->top_bitrate_kbps > 0 ? request->top_bitrate_kbps : request->bitrate_kbps));
 }
 
 sammy_rate_decision sammy_decide_rate(const sammy_rate_request *request, const sammy_options *o,

@@ -42,7 +42,7 @@ typedef struct {
   int64_t applied_rate_kbps;
   uint64_t rate_bytes_per_s;
   sammy_guard_action guard;
-  /* The guard's floor (kbps) and the request field it came from ("tb" or "br"); 0 and NULL with no floor. */
+  /* The guard's floor (kbps) and the request field it came from ("sammy-floor", "tb" or "br"); 0 and NULL with no floor. */
   int64_t guard_floor_kbps;
   const char *guard_basis;
 } sammy_rate_decision;
@@ -68,8 +68,9 @@ int64_t sammy_clamp_rate_kbps(int64_t rtp_kbps, int64_t min_kbps, int64_t max_kb
 uint64_t sammy_kbps_to_bytes_per_s(int64_t rate_kbps);
 
 /*
- * The spiral guard's floor for a request: ceil(multiplier x tb), else x br (kbps);
- * 0 when the request names neither (server/src/spiral-guard.ts guardFloor).
+ * The spiral guard's floor for a request (kbps): the floor the player declares
+ * (`sammy-floor`) rounded up, else ceil(multiplier x tb), else x br; 0 when the
+ * request names none of them (server/src/spiral-guard.ts guardFloor).
  */
 int64_t sammy_guard_floor_kbps(const sammy_rate_request *request, double multiplier, const char **basis);
 

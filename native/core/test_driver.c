@@ -3,7 +3,7 @@
  * (native/test/core.test.ts), which run the Node server's own functions on the
  * same inputs and compare. Fields are hex so any byte fits.
  *
- *   test_driver cmcd       H0 H1 H2 H3 QUERY HONOUR -> rtp_kbps <TAB> tb <TAB> br <TAB> source <TAB> problem (hex)
+ *   test_driver cmcd       H0 H1 H2 H3 QUERY HONOUR -> rtp_kbps <TAB> tb <TAB> br <TAB> sammy-floor <TAB> source <TAB> problem (hex)
  *   test_driver decide     H0 H1 H2 H3 QUERY ARG... -> outcome <TAB> applied <TAB> floor <TAB> basis <TAB> raised
  *   test_driver strip      QUERY                     -> stripped query (hex)
  *   test_driver options    ARG <TAB> ARG ...         -> ok pacing min max guard multiplier query max_bytes tail | error message
@@ -66,7 +66,8 @@ static void run_cmcd(char **f, size_t n) {
   sammy_cmcd_input in = cmcd_input(f, f[5][0] == '1', SAMMY_CMCD_DEFAULT_MAX_BYTES);
   sammy_rate_request r = sammy_read_rate_request(&in);
   const char *source = r.source == SAMMY_CMCD_HEADER ? "header" : r.source == SAMMY_CMCD_QUERY ? "query" : "none";
-  printf("%lld\t%.17g\t%.17g\t%s\t", (long long)r.rtp_kbps, r.top_bitrate_kbps, r.bitrate_kbps, source);
+  printf("%lld\t%.17g\t%.17g\t%.17g\t%s\t", (long long)r.rtp_kbps, r.top_bitrate_kbps, r.bitrate_kbps,
+         r.declared_floor_kbps, source);
   print_hex(r.problem, strlen(r.problem));
   printf("\n");
 }

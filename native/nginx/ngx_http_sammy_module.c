@@ -101,6 +101,7 @@ typedef enum {
     SAMMY_COUNT_UNAVAILABLE,
     SAMMY_COUNT_GUARD_TB,
     SAMMY_COUNT_GUARD_BR,
+    SAMMY_COUNT_GUARD_DECLARED,
     SAMMY_COUNT_BYTES,
     SAMMY_COUNT_ABORTED,
     SAMMY_COUNT_TAIL_HELD,
@@ -1030,7 +1031,10 @@ ngx_http_sammy_count_outcome(const ngx_http_sammy_ctx_t *ctx)
     }
 
     if (ctx->rate.guard == SAMMY_GUARD_RAISED) {
-        ngx_http_sammy_count(ctx->rate.guard_basis[0] == 't' ? SAMMY_COUNT_GUARD_TB : SAMMY_COUNT_GUARD_BR, 1);
+        const char *basis = ctx->rate.guard_basis;
+        ngx_http_sammy_count(strcmp(basis, "tb") == 0 ? SAMMY_COUNT_GUARD_TB
+                             : strcmp(basis, "br") == 0 ? SAMMY_COUNT_GUARD_BR
+                             : SAMMY_COUNT_GUARD_DECLARED, 1);
     }
 }
 
@@ -1154,6 +1158,7 @@ ngx_http_sammy_metrics_handler(ngx_http_request_t *r)
         { "sammy_paced_responses_total{mechanism=\"kernel\"}", SAMMY_COUNT_PACED },
         { "sammy_spiral_guard_raised_total{basis=\"tb\"}", SAMMY_COUNT_GUARD_TB },
         { "sammy_spiral_guard_raised_total{basis=\"br\"}", SAMMY_COUNT_GUARD_BR },
+        { "sammy_spiral_guard_raised_total{basis=\"" SAMMY_CMCD_DECLARED_FLOOR_KEY "\"}", SAMMY_COUNT_GUARD_DECLARED },
         { "sammy_media_bytes_total", SAMMY_COUNT_BYTES },
         { "sammy_media_responses_aborted_total", SAMMY_COUNT_ABORTED },
         { "sammy_tails_held_total", SAMMY_COUNT_TAIL_HELD },

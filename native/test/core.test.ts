@@ -41,6 +41,7 @@ interface Decision {
   rtpKbps: number | null;
   topBitrateKbps: number | null;
   bitrateKbps: number | null;
+  declaredFloorKbps: number | null;
   source: 'header' | 'query' | null;
   hasProblem: boolean;
   problem: string;
@@ -52,12 +53,13 @@ const orNull = (n: number): number | null => (n === 0 ? null : n);
 
 function inC(cases: Case[]): Decision[] {
   return runDriver('cmcd', cases.map((c) => [...caseFields(c), '1'].join('\t'))).map((line) => {
-    const [rtp, tb, br, source, problemHex] = line.split('\t');
+    const [rtp, tb, br, floor, source, problemHex] = line.split('\t');
     const problem = Buffer.from(problemHex ?? '', 'hex').toString('latin1');
     return {
       rtpKbps: orNull(Number(rtp)),
       topBitrateKbps: orNull(Number(tb)),
       bitrateKbps: orNull(Number(br)),
+      declaredFloorKbps: orNull(Number(floor)),
       source: source === 'none' ? null : (source as 'header' | 'query'),
       hasProblem: problem !== '',
       problem,
@@ -71,11 +73,16 @@ const nodeHeaders = (c: Case): Record<string, string> => Object.fromEntries(Obje
 function inNode(c: Case): Decision {
   const r = readRateRequest(nodeHeaders(c), c.query ?? '', MAX_BYTES);
   const problem = r.problem ?? '';
-  return { rtpKbps: r.rtpKbps, topBitrateKbps: r.topBitrateKbps, bitrateKbps: r.bitrateKbps, source: r.source, hasProblem: problem !== '', problem };
+  return { rtpKbps: r.rtpKbps, topBitrateKbps: r.topBitrateKbps, bitrateKbps: r.bitrateKbps, declaredFloorKbps: r.declaredFloorKbps, source: r.source, hasProblem: problem !== '', problem };
 }
 
 const sameDecision = (a: Decision, b: Decision): boolean =>
-  a.rtpKbps === b.rtpKbps && a.topBitrateKbps === b.topBitrateKbps && a.bitrateKbps === b.bitrateKbps && a.source === b.source && a.hasProblem === b.hasProblem;
+  a.rtpKbps === b.rtpKbps &&
+  a.topBitrateKbps === b.topBitrateKbps &&
+  a.bitrateKbps === b.bitrateKbps &&
+  a.declaredFloorKbps === b.declaredFloorKbps &&
+  a.source === b.source &&
+  a.hasProblem === b.hasProblem;
 
 const status = (value: string): Case => ({ headers: { 'cmcd-status': value }, query: null });
 const query = (value: string): Case => ({ headers: {}, query: value });
@@ -173,6 +180,16 @@ const HANDWRITTEN: Case[] = [
   status('tb=1050'),
   status('tb=abc,br=xyz'),
   status('rtp=1000,tb=999999999999999'),
+  status('rtp=1200,sammy-floor=1155,tb=1050'),
+  status('rtp=900,sammy-floor=1155.5,tb=1050'),
+  status('rtp=1200,sammy-floor=(1155;v 64;a)'),
+  status('rtp=1200,sammy-floor=-1,tb=1050'),
+  status('rtp=1200,sammy-floor=abc,br=300'),
+  status('rtp=1200,sammy-floor,tb=1050'),
+  status('rtp=1200,sammy-floor=0'),
+  status('sammy-floor=1155'),
+  { headers: { 'cmcd-object': 'tb=1050', 'cmcd-status': 'rtp=1200,sammy-floor=1155' }, query: null },
+  { headers: {}, query: 'CMCD=rtp%3D1200%2Csammy-floor%3D1155' },
   { headers: { 'cmcd-object': 'tb=1050,br=500', 'cmcd-status': 'rtp=1200' }, query: null },
   { headers: { 'cmcd-object': 'tb=1050', 'cmcd-status': 'rtp=1200', 'cmcd-session': 'v=3' }, query: null },
   query('CMCD=rtp%3D1000%2Ctb%3D(1050%3Bv%2064%3Ba)'),
@@ -190,7 +207,7 @@ function prng(seed: number): () => number {
 }
 
 const PIECES = [
-  'rtp', 'rtp=', 'v=', 'bs', 'sid=', 'br=', 'tb=', '(1050;v 64;a)', '(1 2)', '()', '=', ',', ', ', ';', ';x=1', ' ', '\t', '"', '\\', '(', ')', ':', '?1', '?0', '@',
+  'rtp', 'rtp=', 'v=', 'bs', 'sid=', 'br=', 'tb=', 'sammy-floor=', '(1050;v 64;a)', '(1 2)', '()', '=', ',', ', ', ';', ';x=1', ' ', '\t', '"', '\\', '(', ')', ':', '?1', '?0', '@',
   '-', '.', '0', '1', '2', '3', '5', '9', '40000', '1.5', '2.000', '.25', '123456789012', '1234567890123456', 'abc', 'A', '*',
   'x', '\xa0', '\xe9', '\x7f', '\x01', '==', 'QUJD', '%', '%3D', '%2C', '%22', '%20', '+', '%C2%A0', '%E2%80%80', '%FF', '%ZZ', '%4',
 ];
@@ -211,6 +228,7 @@ function generated(count: number, seed: number): Case[] {
       () => `${text()}rtp=${number()}${text()}`,
       () => `rtp=${pick([number, small])()},${pick(['tb', 'br'])}=${bitrate()}`,
       () => `tb=${bitrate()},br=${bitrate()},rtp=${pick([number, small])()}`,
+      () => `rtp=${pick([number, small])()},sammy-floor=${bitrate()}${pick(['', ',tb=1050', `,br=${bitrate()}`])}`,
     ])();
   const cases: Case[] = [];
   for (let i = 0; i < count; i++) {
@@ -267,6 +285,7 @@ describeCc('the C core, against the Node server', () => {
     expect(c.filter((d) => d.rtpKbps === null && d.hasProblem).length).toBeGreaterThan(20);
     expect(c.filter((d) => d.topBitrateKbps !== null).length).toBeGreaterThan(5);
     expect(c.filter((d) => d.bitrateKbps !== null).length).toBeGreaterThan(2);
+    expect(c.filter((d) => d.declaredFloorKbps !== null).length).toBeGreaterThan(3);
   });
 
   test('4000 generated requests: the same decisions as the server', () => {
@@ -276,6 +295,7 @@ describeCc('the C core, against the Node server', () => {
     expect(c.filter((d) => d.rtpKbps !== null).length).toBeGreaterThan(400);
     expect(c.filter((d) => d.rtpKbps === null && d.hasProblem).length).toBeGreaterThan(400);
     expect(c.filter((d) => d.topBitrateKbps !== null || d.bitrateKbps !== null).length).toBeGreaterThan(200);
+    expect(c.filter((d) => d.declaredFloorKbps !== null).length).toBeGreaterThan(100);
   });
 
   test.each(OPTION_SETS.map((set) => [set.args.join(' ') || 'defaults', set] as const))(
@@ -287,6 +307,7 @@ describeCc('the C core, against the Node server', () => {
       const mismatches = cases.map((k, i) => ({ input: k, node: node[i], c: c[i] })).filter((m) => m.node !== m.c);
       expect(mismatches.slice(0, 5)).toEqual([]);
       if (o.pacing && o.spiralGuard) expect(c.filter((line) => line.endsWith('raised')).length).toBeGreaterThan(20);
+      if (o.pacing && o.spiralGuard) expect(c.filter((line) => line.includes('\tsammy-floor\t')).length).toBeGreaterThan(20);
     },
   );
 
@@ -303,7 +324,7 @@ describeCc('the C core, against the Node server', () => {
 
   test('the query is read only when honoured', () => {
     const line = ['-', '-', '-', '-', hex('CMCD=rtp%3D4000', 'latin1'), '0'].join('\t');
-    expect(runDriver('cmcd', [line])).toEqual(['0\t0\t0\tnone\t']);
+    expect(runDriver('cmcd', [line])).toEqual(['0\t0\t0\t0\tnone\t']);
   });
 
   test('stripping CMCD from the URL keeps every other argument, in order', () => {

@@ -1,5 +1,6 @@
 // Reads the player's requested maximum throughput (CTA-5004 `rtp`) from a request,
-// and what it says about its stream (`tb`, `br`) for the spiral guard.
+// and what it says about its stream (`tb`, `br`, and the floor a player declares with
+// `sammy-floor`) for the spiral guard.
 // Decoding is @svta/cml-cmcd's (the library dash.js itself uses); this module only
 // decides which payload counts and which values a server may trust.
 import { CMCD_HEADER_FIELDS, CMCD_PARAM, decodeCmcd } from '@svta/cml-cmcd';
@@ -8,12 +9,22 @@ import type { IncomingHttpHeaders } from 'node:http';
 /** The newest CMCD version this server understands (CTA-5004-B). */
 export const CMCD_MAX_VERSION = 2;
 
-/** What a request says about its stream (CTA-5004 `tb`, `br`), in kbps; null when absent or unusable. */
+/**
+ * The custom CMCD key (CTA-5004 custom keys carry a hyphenated prefix) with which a
+ * player declares the least rate its own bitrate rule needs to keep the top bitrate
+ * (the Sammy player: its pace's Eq. 2.1 floor), kbps. The spiral guard then uses it
+ * instead of a multiple of `tb` (docs/server-contract.md).
+ */
+export const DECLARED_FLOOR_KEY = 'sammy-floor';
+
+/** What a request says about its stream (CTA-5004 `tb`, `br`, and `sammy-floor`), in kbps; null when absent or unusable. */
 export interface StreamBitrates {
   /** `tb`: the highest bitrate the player may play now. */
   topBitrateKbps: number | null;
   /** `br`: the encoded bitrate of the requested object. */
   bitrateKbps: number | null;
+  /** `sammy-floor`: the least rate the player declares its bitrate rule needs. */
+  declaredFloorKbps: number | null;
 }
 
 export interface RateRequest extends StreamBitrates {
@@ -25,7 +36,7 @@ export interface RateRequest extends StreamBitrates {
   problem: string | null;
 }
 
-const NO_STREAM: StreamBitrates = { topBitrateKbps: null, bitrateKbps: null };
+const NO_STREAM: StreamBitrates = { topBitrateKbps: null, bitrateKbps: null, declaredFloorKbps: null };
 const NO_REQUEST: RateRequest = { rtpKbps: null, ...NO_STREAM, source: null, problem: null };
 
 /**
@@ -43,11 +54,17 @@ function bitrateKbps(key: string, value: unknown): { kbps: number | null; proble
   return { kbps: null, problem: `${key} ${JSON.stringify(value)} is not a positive bitrate (kbps): ignored` };
 }
 
-/** `tb` and `br` of a decoded payload, and what was wrong with them. */
+/** `tb`, `br` and `sammy-floor` of a decoded payload, and what was wrong with them. */
 function streamBitrates(data: Record<string, unknown>): StreamBitrates & { problems: string[] } {
   const tb = bitrateKbps('tb', data['tb']);
   const br = bitrateKbps('br', data['br']);
-  return { topBitrateKbps: tb.kbps, bitrateKbps: br.kbps, problems: [tb.problem, br.problem].filter((p): p is string => p !== null) };
+  const floor = bitrateKbps(DECLARED_FLOOR_KEY, data[DECLARED_FLOOR_KEY]);
+  return {
+    topBitrateKbps: tb.kbps,
+    bitrateKbps: br.kbps,
+    declaredFloorKbps: floor.kbps,
+    problems: [tb.problem, br.problem, floor.problem].filter((p): p is string => p !== null),
+  };
 }
 
 /** Keys of a structured-field dictionary, in order, repeats kept (the decoder keeps only the last). */

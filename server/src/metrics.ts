@@ -37,7 +37,7 @@ export function createMetrics(): ServerMetrics {
     }),
     spiralGuardRaised: new Counter({
       name: 'sammy_spiral_guard_raised_total',
-      help: "Paced responses whose rtp the spiral guard raised to its floor (multiplier x CMCD tb, else br), by the floor's basis",
+      help: "Paced responses whose rtp the spiral guard raised to its floor (the declared sammy-floor, else multiplier x CMCD tb, else br), by the floor's basis",
       labelNames: ['basis'],
       registers,
     }),

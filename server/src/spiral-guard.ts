@@ -1,5 +1,6 @@
 // The spiral guard: a paced response is never paced below a floor derived from what
-// the request says about its stream (CMCD `tb`, else `br`). Why: a stock player
+// the request says about its stream (the floor the player declares, CMCD `sammy-floor`;
+// else a multiple of `tb`, else of `br`). Why: a stock player
 // (dash.js, Shaka) derives its `rtp` from the bitrate it is playing now and its
 // buffer; a server that honours it makes the player measure about that rate, and a
 // throughput rule that picks the highest rung below a fraction of what it measured
@@ -7,10 +8,11 @@
 // Shaka went from 1050 to 500 kbit/s in 27 s on loopback). A floor tied to the *top*
 // bitrate does not follow the player down, which is how Sammy's own pace avoids the
 // spiral (thesis 2.4.2).
-import type { StreamBitrates } from './cmcd.js';
+import { DECLARED_FLOOR_KEY, type StreamBitrates } from './cmcd.js';
 
 /**
- * The default multiple of `tb` (or `br`) below which no response is paced.
+ * The default multiple of `tb` (or `br`) below which no response is paced, for a
+ * request that declares no floor of its own.
  *
  * Eq. 2.1 says a throughput-based ABR needs an estimate of at least r / beta /
  * (1 + B_0 / D_T) to keep picking bitrate r: at most r / beta, at an empty buffer.
@@ -20,21 +22,25 @@ import type { StreamBitrates } from './cmcd.js';
  * paced chunk measures below its pace (its time includes the request's round trip
  * and the response's start): 0.8 leaves room for that. 1 / (0.5 x 0.8) = 2.5: with only
  * `br`, such a player still measures its own bitrate and holds its rung; with `tb`
- * it can climb to the top. 2.5 is also below 2.9, the least multiple of the top
- * bitrate Sammy ever asks for (`paceFullMultiplier`), so Sammy's own requests,
- * which carry `tb` = the top it paces against, are never raised.
+ * it can climb to the top.
+ *
+ * A player that knows its own rule's need says so (`sammy-floor`, cmcd.ts): the Sammy
+ * player's pace never falls below its Eq. 2.1 floor, but with a deep buffer or on a
+ * link slower than 2.5x the top that floor is well under 2.5 x `tb` (down to about 1.1x),
+ * and raising it there would undo the pace. So a declared floor replaces the multiple.
  */
 export const DEFAULT_SPIRAL_GUARD_MULTIPLIER = 2.5;
 
 export interface GuardFloor {
   /** The least rate a response may be paced at, kbps (rounded up to an integer). */
   floorKbps: number;
-  /** Which request field the floor came from: `tb` (top bitrate) when present, else `br`. */
-  basis: 'tb' | 'br';
+  /** Which request field the floor came from: the player's declared `sammy-floor`, else `tb` (top bitrate), else `br`. */
+  basis: typeof DECLARED_FLOOR_KEY | 'tb' | 'br';
 }
 
 /** The floor for a request, or null when it says nothing usable about its stream. */
 export function guardFloor(stream: StreamBitrates, multiplier: number): GuardFloor | null {
+  if (stream.declaredFloorKbps !== null) return { floorKbps: Math.ceil(stream.declaredFloorKbps - 1e-9), basis: DECLARED_FLOOR_KEY };
   const basis = stream.topBitrateKbps !== null ? 'tb' : stream.bitrateKbps !== null ? 'br' : null;
   if (basis === null) return null;
   const kbps = basis === 'tb' ? stream.topBitrateKbps! : stream.bitrateKbps!;

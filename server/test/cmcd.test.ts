@@ -10,21 +10,21 @@ describe('readRateRequest', () => {
       Object.entries(toCmcdHeaders({ rtp: 12_300, bl: 8000, ot: 'v', sid: 's-1' } as never)).map(([k, v]) => [k.toLowerCase(), v]),
     );
     expect(headers['cmcd-status']).toContain('rtp=12300');
-    expect(readRateRequest(headers, '', MAX_BYTES)).toEqual({ rtpKbps: 12_300, topBitrateKbps: null, bitrateKbps: null, source: 'header', problem: null });
+    expect(readRateRequest(headers, '', MAX_BYTES)).toEqual({ rtpKbps: 12_300, topBitrateKbps: null, bitrateKbps: null, declaredFloorKbps: null, source: 'header', problem: null });
   });
 
   test('reads the query form', () => {
     const query = `foo=1&CMCD=${encodeURIComponent(encodeCmcd({ rtp: 4000, br: 1050 } as never))}`;
-    expect(readRateRequest({}, query, MAX_BYTES)).toEqual({ rtpKbps: 4000, topBitrateKbps: null, bitrateKbps: 1050, source: 'query', problem: null });
+    expect(readRateRequest({}, query, MAX_BYTES)).toEqual({ rtpKbps: 4000, topBitrateKbps: null, bitrateKbps: 1050, declaredFloorKbps: null, source: 'query', problem: null });
   });
 
   test('headers win over the query when both are present, even without rtp', () => {
     expect(readRateRequest({ 'cmcd-status': 'rtp=8000' }, 'CMCD=rtp%3D2000', MAX_BYTES).rtpKbps).toBe(8000);
-    expect(readRateRequest({ 'cmcd-request': 'bl=2000' }, 'CMCD=rtp%3D2000', MAX_BYTES)).toEqual({ rtpKbps: null, topBitrateKbps: null, bitrateKbps: null, source: 'header', problem: null });
+    expect(readRateRequest({ 'cmcd-request': 'bl=2000' }, 'CMCD=rtp%3D2000', MAX_BYTES)).toEqual({ rtpKbps: null, topBitrateKbps: null, bitrateKbps: null, declaredFloorKbps: null, source: 'header', problem: null });
   });
 
   test('no CMCD: no request', () => {
-    expect(readRateRequest({ accept: '*/*' }, 'a=b', MAX_BYTES)).toEqual({ rtpKbps: null, topBitrateKbps: null, bitrateKbps: null, source: null, problem: null });
+    expect(readRateRequest({ accept: '*/*' }, 'a=b', MAX_BYTES)).toEqual({ rtpKbps: null, topBitrateKbps: null, bitrateKbps: null, declaredFloorKbps: null, source: null, problem: null });
   });
 
   test('version 1 (no v), 1 and 2 are understood; a newer version is ignored (CTA-5004 section 6)', () => {
@@ -60,7 +60,7 @@ describe('readRateRequest', () => {
 
   test('reads tb and br, in any CMCD header, for the spiral guard (dash.js sends them in CMCD-Object)', () => {
     const r = readRateRequest({ 'cmcd-object': 'br=300,d=2000,ot=v,tb=1050', 'cmcd-status': 'rtp=3100' }, '', MAX_BYTES);
-    expect(r).toEqual({ rtpKbps: 3100, topBitrateKbps: 1050, bitrateKbps: 300, source: 'header', problem: null });
+    expect(r).toEqual({ rtpKbps: 3100, topBitrateKbps: 1050, bitrateKbps: 300, declaredFloorKbps: null, source: 'header', problem: null });
     // CMCD v2 lists a value per media type: the largest counts.
     expect(readRateRequest({ 'cmcd-object': 'tb=(1050;v 64;a),br=(300 64)', 'cmcd-session': 'v=2' }, '', MAX_BYTES)).toMatchObject({ topBitrateKbps: 1050, bitrateKbps: 300 });
   });
@@ -76,6 +76,15 @@ describe('readRateRequest', () => {
     const r = readRateRequest({ 'cmcd-object': `br=300,${tb}`, 'cmcd-status': 'rtp=3100' }, '', MAX_BYTES);
     expect(r).toMatchObject({ rtpKbps: 3100, topBitrateKbps: null, bitrateKbps: 300 });
     expect(r.problem).toContain(problem);
+  });
+
+  test('reads the floor a player declares (sammy-floor) beside its rtp; an unusable one is ignored and noted', () => {
+    const r = readRateRequest({ 'cmcd-object': 'tb=1050', 'cmcd-status': 'rtp=1200,sammy-floor=1155' }, '', MAX_BYTES);
+    expect(r).toEqual({ rtpKbps: 1200, topBitrateKbps: 1050, bitrateKbps: null, declaredFloorKbps: 1155, source: 'header', problem: null });
+    expect(readRateRequest({}, `CMCD=${encodeURIComponent('rtp=1200,sammy-floor=1155.5')}`, MAX_BYTES)).toMatchObject({ rtpKbps: 1200, declaredFloorKbps: 1155.5, source: 'query' });
+    const bad = readRateRequest({ 'cmcd-status': 'rtp=1200,sammy-floor=-3' }, '', MAX_BYTES);
+    expect(bad).toMatchObject({ rtpKbps: 1200, declaredFloorKbps: null });
+    expect(bad.problem).toBe('sammy-floor -3 is not a positive bitrate (kbps): ignored');
   });
 
   test('an ignored payload says nothing about the stream either', () => {

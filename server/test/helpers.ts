@@ -294,7 +294,19 @@ export const SPIRAL_GUARD_CASES: { name: string; headers: Record<string, string>
     line: { rtpKbps: 600, appliedRateKbps: 750, guardFloorKbps: 750, guardBasis: 'br', guardRaised: true },
   },
   {
-    name: "a Sammy request (rtp above 2.5 x tb) is kept",
+    name: 'a floor the player declares (sammy-floor) replaces 2.5 x tb: a pace under 2.5 x tb above it is kept',
+    headers: { 'CMCD-Status': 'rtp=1200,sammy-floor=1155', 'CMCD-Object': 'br=1050,tb=1050' },
+    serverTiming: 'pace;dur=1200;desc="paced"',
+    line: { rtpKbps: 1200, appliedRateKbps: 1200, guardFloorKbps: 1155, guardBasis: 'sammy-floor', guardRaised: false },
+  },
+  {
+    name: 'an rtp below the floor the player declares is raised to it',
+    headers: { 'CMCD-Status': 'rtp=900,sammy-floor=1155', 'CMCD-Object': 'tb=1050' },
+    serverTiming: 'pace;dur=1155;desc="paced"',
+    line: { rtpKbps: 900, appliedRateKbps: 1155, guardFloorKbps: 1155, guardBasis: 'sammy-floor', guardRaised: true },
+  },
+  {
+    name: "a request with rtp above 2.5 x tb is kept",
     headers: { 'CMCD-Status': 'rtp=3100', 'CMCD-Object': 'tb=1050' },
     serverTiming: 'pace;dur=3100;desc="paced"',
     line: { rtpKbps: 3100, appliedRateKbps: 3100, guardFloorKbps: 2625, guardBasis: 'tb', guardRaised: false },

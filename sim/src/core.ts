@@ -9,6 +9,7 @@ export {
   armsIn,
   dashjsBufferTimesS,
   DEFAULT_SAMMY_CONFIG,
+  declaredFloorKbps,
   FIXED_RTP_TOP_MULTIPLIER,
   fixedRtpKbps,
   InitialThroughputHistory,

@@ -2,12 +2,12 @@
  * The CMCD headers of a headless request, as the browser player sends them: dash.js
  * (CMCD v1, `mode: 'headers'`, every key but `rtp`) writes its keys with the Common
  * Media Library's encoder, then the player's request step sets `rtp` in CMCD-Status
- * with `withRtp` (`@sammy/player/cmcd-status`). Here the same encoder writes the keys
+ * with `withRtp` (`@sammy/player/cmcd-status`), and the floor it declares with `withDeclaredFloor`. Here the same encoder writes the keys
  * dash.js writes for a segment request, and the same `withRtp` adds the rtp, so the
  * server reads the headless player's pace exactly as it reads the browser's.
  */
 import { toCmcdHeaders, type Cmcd } from '@svta/cml-cmcd';
-import { withRtp } from '@sammy/player/cmcd-status';
+import { withDeclaredFloor, withRtp } from '@sammy/player/cmcd-status';
 
 export interface CmcdRequest {
   /** CMCD sid: one per session (dash.js makes a UUID per player). */
@@ -27,6 +27,8 @@ export interface CmcdRequest {
   starved: boolean;
   /** The pace the arm asks for; null sends no rtp. */
   rtpKbps: number | null;
+  /** The floor the request declares to the spiral guard (CMCD `sammy-floor`); null or absent sends none. */
+  declaredFloorKbps?: number | null;
 }
 
 /** CMCD rounds bl to 100 ms and mtp to 100 kbps (CTA-5004 4.1). */
@@ -43,5 +45,5 @@ export function cmcdHeaders(r: CmcdRequest): Record<string, string> {
   if (r.startup) data.su = true;
   if (r.starved) data.bs = true;
   // The v1 shape (scalar br, tb, bl, mtp, nor; the library types v2's lists), encoded as v1 as dash.js is configured to.
-  return withRtp(toCmcdHeaders(data as unknown as Cmcd, { version: 1 }), r.rtpKbps);
+  return withDeclaredFloor(withRtp(toCmcdHeaders(data as unknown as Cmcd, { version: 1 }), r.rtpKbps), r.declaredFloorKbps ?? null);
 }

@@ -117,6 +117,7 @@ export class HeadlessSession {
   private audioEndS = 0;
   private hasAudio = false;
   private lastRtpKbps: number | null = null;
+  private lastDeclaredFloorKbps: number | null = null;
   private lastThroughputKbps: number | null = null;
   private starvedSinceRequest = false;
   private abandonedBytes = 0;
@@ -278,12 +279,13 @@ export class HeadlessSession {
       let rung = decision.rung;
       const phase: Phase = decision.phase ?? (pb.started ? 'playing' : 'initial');
       this.lastRtpKbps = decision.rtpKbps;
+      this.lastDeclaredFloorKbps = decision.declaredFloorKbps ?? null;
       t = this.t();
       const bufferBeforeS = this.videoBufferS(t);
       const headers = (objectType: 'v' | 'i', r: number) =>
         cmcdHeaders({
           sessionId: this.sessionId, objectType, bitrateKbps: reps[r]!.bitrateKbps, topBitrateKbps: topKbps, durationMs: objectType === 'v' ? segS * 1000 : undefined,
-          bufferMs: this.videoBufferS(this.t()) * 1000, measuredKbps: this.lastThroughputKbps, startup: !pb.started || pb.stalled, starved: this.takeStarved(), rtpKbps: decision.rtpKbps,
+          bufferMs: this.videoBufferS(this.t()) * 1000, measuredKbps: this.lastThroughputKbps, startup: !pb.started || pb.stalled, starved: this.takeStarved(), rtpKbps: decision.rtpKbps, declaredFloorKbps: decision.declaredFloorKbps,
           ...(objectType === 'v' && index + 1 < count ? { nextObject: segmentUrl(layout, reps[r]!.id, index + 1).split('/').pop()! } : {}),
         });
       if (!initDone.has(rung)) {
@@ -350,7 +352,7 @@ export class HeadlessSession {
     const headers = (objectType: 'a' | 'i', index: number) =>
       cmcdHeaders({
         sessionId: this.sessionId, objectType, bitrateKbps: audio.bitrateKbps, topBitrateKbps: audio.bitrateKbps, durationMs: objectType === 'a' ? segS * 1000 : undefined,
-        bufferMs: Math.max(0, this.audioEndS - this.playback!.playheadS(this.t())) * 1000, startup: !this.playback!.started, starved: false, rtpKbps: this.lastRtpKbps,
+        bufferMs: Math.max(0, this.audioEndS - this.playback!.playheadS(this.t())) * 1000, startup: !this.playback!.started, starved: false, rtpKbps: this.lastRtpKbps, declaredFloorKbps: this.lastDeclaredFloorKbps,
         ...(objectType === 'a' && index + 1 < count ? { nextObject: segmentUrl(layout, audio.id, index + 1).split('/').pop()! } : {}),
       });
     await this.fetch(initUrl(layout, audio.id), headers('i', 0));

@@ -7,7 +7,7 @@ export { DEFAULT_SAMMY_CONFIG, SammyConfigError, bufferReserve, checkSammyField,
 export { bytesToKbit, clampRung, ladderFromSidecar, lookahead, segmentCount, topRung, type Ladder, type LadderSource, type Lookahead } from './ladder.js';
 export { HISTORY_KEY, InitialThroughputHistory, memoryStore, type KeyValueStore } from './history.js';
 export { hybRung, predictedBufferS, type HybInput, type HybResult } from './hyb.js';
-export { bufferBasedPaceKbps, bufferFraction, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps, type Pace, type PaceInput } from './pace.js';
+export { bufferBasedPaceKbps, bufferFraction, declaredFloorKbps, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps, type Pace, type PaceInput } from './pace.js';
 export { keptBufferS, stableRung, type StabilityRule, type StableInput, type StableResult } from './stability.js';
 export { stallVerdict, type DownloadProgress, type StallRule, type StallVerdict } from './stall.js';
 export { SammySession, type Decision, type DecisionInput, type EstimateSource, type SessionOptions } from './session.js';

@@ -44,6 +44,16 @@ export function roundRtpKbps(paceKbps: number, stepKbps: number): number {
   return Math.max(stepKbps, Math.ceil(paceKbps / stepKbps - 1e-9) * stepKbps);
 }
 
+/**
+ * The floor a paced request declares to the server (CMCD `sammy-floor`): the pace's
+ * floor rounded up to an integer kbps, and never above the rtp it goes with (the
+ * rtp's own rounding may leave it a hair under an exact floor), so a server's guard
+ * that raises an rtp to a declared floor never raises Sammy's.
+ */
+export function declaredFloorKbps(floorKbps: number, rtpKbps: number): number {
+  return Math.min(Math.ceil(floorKbps - 1e-9), rtpKbps);
+}
+
 export interface PaceInput {
   bufferS: number;
   /** First segment of the lookahead (the one about to be requested). */

@@ -1,7 +1,8 @@
 /**
  * Integer members of a request's CMCD headers: `rtp` in `CMCD-Status` (CTA-5004:
- * requested maximum throughput, integer kbps) and `tb` in `CMCD-Object` (top bitrate,
- * kbps). The player (dash.js, or whichever writes CMCD first) writes its headers; we
+ * requested maximum throughput, integer kbps), beside it the custom key `sammy-floor`
+ * (the least rate Sammy's bitrate rule needs, kbps: the server's spiral guard takes it
+ * instead of a multiple of `tb`), and `tb` in `CMCD-Object` (top bitrate, kbps). The player (dash.js, or whichever writes CMCD first) writes its headers; we
  * then set or remove one member and leave every other member exactly as written.
  *
  * Only that member is edited, not the header re-encoded: `encodeCmcd` from
@@ -17,6 +18,8 @@ import { headerName, headerValue } from './headers.js';
 
 export const CMCD_STATUS_HEADER = 'CMCD-Status';
 export const CMCD_OBJECT_HEADER = 'CMCD-Object';
+/** The custom CMCD key (CTA-5004: a hyphenated prefix) of the floor a request declares (docs/server-contract.md). */
+export const DECLARED_FLOOR_KEY = 'sammy-floor';
 
 /**
  * A copy of `headers` whose `header` carries `key=<value>` (null: no such member). The
@@ -45,6 +48,17 @@ export function withRtp(headers: Record<string, string> | undefined, rtpKbps: nu
 }
 
 /**
+ * `headers` with `sammy-floor=<floorKbps>` in CMCD-Status (null: none): the least rate
+ * the player's own bitrate rule needs to keep the top bitrate (Sammy's Eq. 2.1 floor,
+ * never above the rtp it travels with). A server's spiral guard raises an rtp to this
+ * floor instead of to a multiple of `tb`, so it never undoes a pace Sammy chose
+ * below 2.5x the top (docs/server-contract.md).
+ */
+export function withDeclaredFloor(headers: Record<string, string> | undefined, floorKbps: number | null): Record<string, string> {
+  return withIntegerMember(headers, CMCD_STATUS_HEADER, DECLARED_FLOOR_KEY, floorKbps);
+}
+
+/**
  * `headers` with `tb=<topKbps>` in CMCD-Object: the top bitrate an rtp was computed
  * from travels with it, so a server's spiral guard (which floors the pace at a
  * multiple of `tb`) measures the rtp against the same top (docs/server-contract.md).
@@ -63,6 +77,11 @@ function integerMember(headers: Record<string, string> | undefined, header: stri
 /** The rtp a request carries in its CMCD-Status header, or null. */
 export function rtpOf(headers: Record<string, string> | undefined): number | null {
   return integerMember(headers, CMCD_STATUS_HEADER, 'rtp');
+}
+
+/** The sammy-floor a request carries in its CMCD-Status header, or null. */
+export function declaredFloorOf(headers: Record<string, string> | undefined): number | null {
+  return integerMember(headers, CMCD_STATUS_HEADER, DECLARED_FLOOR_KEY);
 }
 
 /** The tb a request carries in its CMCD-Object header, or null. */

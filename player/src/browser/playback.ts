@@ -24,7 +24,7 @@ import type { InitialThroughputHistory } from '../abr/history.js';
 import { ladderFromSidecar, topRung, type Ladder } from '../abr/ladder.js';
 import type { ChunkRecord, Phase } from '../abr/records.js';
 import { SammySession, type Decision } from '../abr/session.js';
-import { rtpOf, withRtp, withTb } from './cmcd-status.js';
+import { rtpOf, withDeclaredFloor, withRtp, withTb } from './cmcd-status.js';
 import type { SentRequest } from './options.js';
 import { armParam, type PlayerConfig } from './player-config.js';
 import { QoeCollector } from './qoe-collector.js';
@@ -273,7 +273,7 @@ export class PlaybackCore {
     const choice = this.rtpChoice(bufferBeforeS, segmentIndex);
     let out = headers;
     if (choice !== 'keep') {
-      out = withRtp(out, choice.rtpKbps);
+      out = withDeclaredFloor(withRtp(out, choice.rtpKbps), choice.declaredFloorKbps);
       const tb = choice.rtpKbps === null ? null : this.tbKbps(req.mediaType);
       if (tb !== null) out = withTb(out, tb);
     }

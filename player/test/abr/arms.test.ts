@@ -43,20 +43,24 @@ describe('the arm registry', () => {
   });
 
   test("rtp per arm: control none, fixed4x 4x the top bitrate rounded up, the stock rtp arms keep the player's", () => {
-    expect(ARM_REGISTRY.control.playerRtp()).toEqual({ rtpKbps: null, floorKbps: null });
-    expect(ARM_REGISTRY.fixed4x.playerRtp(input())).toEqual({ rtpKbps: 4200, floorKbps: null });
-    expect(ARM_REGISTRY.fixed4x.playerRtp(input({ topKbps: () => 1010 }))).toEqual({ rtpKbps: 4100, floorKbps: null });
+    expect(ARM_REGISTRY.control.playerRtp()).toEqual({ rtpKbps: null, floorKbps: null, declaredFloorKbps: null });
+    expect(ARM_REGISTRY.fixed4x.playerRtp(input())).toEqual({ rtpKbps: 4200, floorKbps: null, declaredFloorKbps: null });
+    expect(ARM_REGISTRY.fixed4x.playerRtp(input({ topKbps: () => 1010 }))).toEqual({ rtpKbps: 4100, floorKbps: null, declaredFloorKbps: null });
     expect(ARM_REGISTRY['dashjs-rtp'].playerRtp()).toBe('keep');
     expect(ARM_REGISTRY['shaka-rtp'].playerRtp()).toBe('keep');
     expect(ARM_REGISTRY['hlsjs-rtp'].playerRtp()).toBe('keep');
   });
 
-  test("sammy sends the core's pace: none in the initial phase, the pace with its floor after the first frame", () => {
+  test("sammy sends the core's pace: none in the initial phase, the pace with its floor (declared to the server) after the first frame", () => {
     const session = new SammySession({ ladder: cbrLadder(), config: resolveSammyConfig() });
-    expect(ARM_REGISTRY.sammy.playerRtp(input({ session }))).toEqual({ rtpKbps: null, floorKbps: expect.any(Number) });
+    expect(ARM_REGISTRY.sammy.playerRtp(input({ session }))).toEqual({ rtpKbps: null, floorKbps: expect.any(Number), declaredFloorKbps: null });
     session.firstFrame();
     const expected = session.pace({ bufferS: 10, segmentIndex: 3, maxRung: 4 });
-    expect(ARM_REGISTRY.sammy.playerRtp(input({ session }))).toEqual({ rtpKbps: expected.rtpKbps, floorKbps: expected.pace.floorKbps });
+    expect(ARM_REGISTRY.sammy.playerRtp(input({ session }))).toEqual({
+      rtpKbps: expected.rtpKbps,
+      floorKbps: expected.pace.floorKbps,
+      declaredFloorKbps: Math.ceil(expected.pace.floorKbps),
+    });
     expect(() => ARM_REGISTRY.sammy.playerRtp(input())).toThrow(/core session/);
   });
 

@@ -1,6 +1,6 @@
 import { DEFAULT_SAMMY_CONFIG, resolveSammyConfig } from '../../src/abr/config.js';
 import { lookahead } from '../../src/abr/ladder.js';
-import { bufferFraction, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps } from '../../src/abr/pace.js';
+import { bufferFraction, declaredFloorKbps, eq21FloorKbps, fullBufferS, paceFor, roundRtpKbps } from '../../src/abr/pace.js';
 import { stableRung } from '../../src/abr/stability.js';
 import { cbrLadder, seededRandom, vbrLadder } from './fixtures.js';
 
@@ -135,5 +135,11 @@ describe('pace rate (thesis 2.4.2)', () => {
     expect(roundRtpKbps(3000.0000001, 100)).toBe(3000);
     expect(roundRtpKbps(3000.01, 100)).toBe(3100);
     expect(roundRtpKbps(12, 100)).toBe(100);
+  });
+
+  test('the declared floor is the floor rounded up, never above the rtp (a floor a hair over its rounded rtp)', () => {
+    expect(declaredFloorKbps(1154.2, 1200)).toBe(1155);
+    expect(declaredFloorKbps(1200, 1200)).toBe(1200);
+    expect(declaredFloorKbps(3000.0000001, roundRtpKbps(3000.0000001, 100))).toBe(3000);
   });
 });

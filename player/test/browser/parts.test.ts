@@ -1,5 +1,5 @@
 import { decodeCmcd } from '@svta/cml-cmcd';
-import { rtpOf, withRtp } from '../../src/browser/cmcd-status.js';
+import { declaredFloorOf, rtpOf, withDeclaredFloor, withRtp } from '../../src/browser/cmcd-status.js';
 import { DEFAULT_PLAYER_CONFIG, parseArm, resolvePlayerConfig } from '../../src/browser/player-config.js';
 import { appliedRateKbps } from '../../src/browser/server-timing.js';
 
@@ -26,6 +26,15 @@ describe('CMCD-Status rtp', () => {
   test('refuses a rate that is not a positive integer kbps', () => {
     expect(() => withRtp({}, 3045.5)).toThrow(RangeError);
     expect(() => withRtp({}, 0)).toThrow(RangeError);
+    expect(() => withDeclaredFloor({}, 1154.5)).toThrow(RangeError);
+  });
+
+  test('the declared floor (sammy-floor) goes beside rtp in CMCD-Status, and goes away with it', () => {
+    const out = withDeclaredFloor(withRtp(dashjsHeaders, 1200), 1155);
+    expect(out['CMCD-Status']).toBe('bs,rtp=1200,sammy-floor=1155');
+    expect(decodeCmcd(out['CMCD-Status']!)).toEqual({ bs: true, rtp: 1200, 'sammy-floor': 1155 });
+    expect(declaredFloorOf(out)).toBe(1155);
+    expect(withDeclaredFloor(withRtp(out, null), null)['CMCD-Status']).toBe('bs');
   });
 });
 

@@ -5,7 +5,7 @@
  * stall. The simulator adds nothing to its decisions.
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { InitialThroughputHistory, SammySession, ladderFromSidecar, memoryStore, resolveSammyConfig, type KeyValueStore, type SammyConfig } from '../core.js';
+import { declaredFloorKbps, InitialThroughputHistory, SammySession, ladderFromSidecar, memoryStore, resolveSammyConfig, type KeyValueStore, type SammyConfig } from '../core.js';
 import type { ArmPolicy, ChunkDone, Decision, DecisionContext, DownloadProgress } from './types.js';
 
 export interface SammyArmOptions {
@@ -43,7 +43,8 @@ export class SammyArm implements ArmPolicy {
 
   decide(ctx: DecisionContext): Decision {
     const d = this.session.decide({ bufferS: ctx.bufferS, segmentIndex: ctx.index });
-    return { rung: d.rung, rtpKbps: d.rtpKbps, phase: d.phase };
+    const declaredFloor = d.rtpKbps === null ? null : declaredFloorKbps(d.pace.floorKbps, d.rtpKbps);
+    return { rung: d.rung, rtpKbps: d.rtpKbps, declaredFloorKbps: declaredFloor, phase: d.phase };
   }
 
   onChunk(chunk: ChunkDone): void {

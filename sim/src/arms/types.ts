@@ -27,6 +27,8 @@ export interface Decision {
   rung: number;
   /** The CMCD `rtp` sent with the request (integer kbps, CTA-5004 rounding applied); null sends none. */
   rtpKbps: number | null;
+  /** The floor the request declares to the server's spiral guard (CMCD `sammy-floor`, integer kbps); null or absent: none. */
+  declaredFloorKbps?: number | null;
   /** Wait this long before sending the request (dash.js BOLA's time-to-load delay). */
   delayS?: number;
   /** The arm's own phase for this request; by default, `initial` until the first frame. */

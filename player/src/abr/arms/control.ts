@@ -9,5 +9,5 @@ export const CONTROL_ARM = {
   players: ['dashjs', 'shaka', 'hlsjs'],
   sim: { model: 'dashjs-default' },
   params: {},
-  playerRtp: () => ({ rtpKbps: null, floorKbps: null }),
+  playerRtp: () => ({ rtpKbps: null, floorKbps: null, declaredFloorKbps: null }),
 } as const satisfies ArmSpec;

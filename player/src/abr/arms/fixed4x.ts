@@ -24,5 +24,6 @@ export const FIXED4X_ARM = {
   playerRtp: ({ topKbps, param, rtpRoundingKbps }) => ({
     rtpKbps: fixedRtpKbps(topKbps(), param('fixedRtpMultiplier'), rtpRoundingKbps),
     floorKbps: null,
+    declaredFloorKbps: null,
   }),
 } as const satisfies ArmSpec;

@@ -2,6 +2,7 @@
  * `sammy`: the Sammy core picks the bitrate (HYB with lookahead) and the pace; no rtp
  * before the first frame, the core's pace after (thesis 2.4).
  */
+import { declaredFloorKbps } from '../pace.js';
 import type { ArmSpec } from './spec.js';
 
 export const SAMMY_ARM = {
@@ -15,6 +16,6 @@ export const SAMMY_ARM = {
   playerRtp: ({ session, bufferS, segmentIndex, maxRung }) => {
     if (!session) throw new Error('the sammy arm needs the core session');
     const { rtpKbps, pace } = session.pace({ bufferS, segmentIndex, maxRung });
-    return { rtpKbps, floorKbps: pace.floorKbps };
+    return { rtpKbps, floorKbps: pace.floorKbps, declaredFloorKbps: rtpKbps === null ? null : declaredFloorKbps(pace.floorKbps, rtpKbps) };
   },
 } as const satisfies ArmSpec;

@@ -64,8 +64,12 @@ export interface RtpInput {
   param: (name: string) => number;
 }
 
-/** The request's rtp (null: none) and the Eq. 2.1 floor it was computed with; `keep`: leave the player's own. */
-export type RtpChoice = { rtpKbps: number | null; floorKbps: number | null } | 'keep';
+/**
+ * The request's rtp (null: none), the Eq. 2.1 floor it was computed with, and the floor
+ * it declares to the server's spiral guard (CMCD `sammy-floor`; null: none, the guard
+ * then floors at a multiple of `tb`); `keep`: leave the player's own.
+ */
+export type RtpChoice = { rtpKbps: number | null; floorKbps: number | null; declaredFloorKbps: number | null } | 'keep';
 
 export interface ArmSpec {
   /** One line for READMEs, usage texts and reports. */
