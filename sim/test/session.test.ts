@@ -3,6 +3,7 @@ import { SIM_ARMS } from '../src/arms/types.js';
 import { simulateSession, type SimSessionQoE } from '../src/session.js';
 import { firstSteadyStretch, theorem1 } from '../src/theorem1.js';
 import { constantTrace, loadTrace, parseStepsTrace, type Trace } from '../src/trace.js';
+import { bufferBasedPaceKbps, bufferFraction, DEFAULT_SAMMY_CONFIG, fullBufferS, roundRtpKbps } from '@sammy/player/abr';
 import { bundledTraces, labSidecar, TOP_KBPS, TOP_RUNG } from './helpers.js';
 
 const SEGMENT_S = labSidecar.segmentDurationS;
@@ -86,6 +87,27 @@ describe('Sammy on constant:40000 with the lab ladder', () => {
     expect(qoe.sim.linkFilledS).toBeCloseTo(initial.reduce((s, c) => s + c.linkFilledS, 0), 9);
     const control = run(constantTrace(40000), 'control');
     for (const c of control.chunks) expect(c.linkFilledS).toBeCloseTo(atLinkRateS(c), 9);
+  });
+});
+
+describe('a long round trip is not a slow link', () => {
+  // Steady links with room to spare (5-100 Mbit/s against a 1050 kbps top), round trips of
+  // 40-300 ms, buffer targets of 30-240 s: the request's latency makes every chunk measure
+  // below its pace, which must not read as a link that holds the pace back.
+  const cases = [5_000, 20_000, 100_000].flatMap((kbps) => [40, 100, 200, 300].flatMap((latencyMs) => [30, 60, 240].map((maxBufferS) => [kbps, latencyMs, maxBufferS] as const)));
+  const fullRtpKbps = roundRtpKbps(DEFAULT_SAMMY_CONFIG.paceFullMultiplier * TOP_KBPS, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
+
+  test.each(cases)('constant %i kbps, %i ms, %i s target: every pace is the buffer-based one, 2.9x the top at a full buffer', (kbps, latencyMs, maxBufferS) => {
+    const qoe = run(constantTrace(kbps, latencyMs), 'sammy', Math.max(600, 2 * maxBufferS), { maxBufferS });
+    const playing = qoe.chunks.filter((c) => c.phase === 'playing');
+    expect(qoe.rebufferCount).toBe(0);
+    const fullS = fullBufferS(maxBufferS, SEGMENT_S);
+    const bufferBasedRtpKbps = (bufferS: number) =>
+      roundRtpKbps(bufferBasedPaceKbps(TOP_KBPS, bufferFraction(bufferS, fullS), DEFAULT_SAMMY_CONFIG), DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
+    const otherwise = playing.filter((c) => c.rtpKbps !== bufferBasedRtpKbps(c.bufferBeforeS)).map((c) => ({ index: c.index, bufferS: c.bufferBeforeS, rtpKbps: c.rtpKbps }));
+    expect(otherwise).toEqual([]);
+    // And the buffer does fill: some chunks go out at the full-buffer pace.
+    expect(playing.filter((c) => c.rtpKbps === fullRtpKbps).length).toBeGreaterThan(5);
   });
 });
 

@@ -41,19 +41,22 @@ export interface SammyConfig {
   reserveSampleWindow: number;
   /**
    * A paced chunk counts as link-bound (its throughput says what the link carried, not
-   * what the pace let through) when it measured below this fraction of its rtp. Unpaced
-   * chunks always count.
+   * what the pace let through) when its body took longer than 1 / this fraction times
+   * what its pace alone allows over the chunk's round trip (throughput.ts
+   * `paceLimitedTransferS`: TCP's start from its initial window, then the pace), so
+   * that a long round trip is not taken for a slow link. Unpaced chunks always count.
    */
   linkBoundPaceFraction: number;
   /**
    * The pace under the link (pace.ts): while the buffer holds at least
-   * `linkPaceMinBufferS`, the pace is at most this fraction of the
-   * lowest throughput among the last `linkPaceWindow` chunks that were paced and still
-   * link-bound (their pace was above what the link carried), and never below the floor.
-   * A pace above what the link carries keeps the bottleneck's queue full and paces
-   * nothing; under it, the queue drains and the neighbours' packets pass. With less
-   * buffer, or with no such chunk in the window (a link faster than the pace), the
-   * buffer-based pace stands. 0: off.
+   * `linkPaceMinBufferS`, and the buffer-based pace is at or above the lowest rate the
+   * link carried (the body's, round trip left out) among the last `linkPaceWindow`
+   * chunks that were paced and still link-bound, the pace is at most this fraction of
+   * that rate, and never below the floor. A pace above what the link carries keeps the
+   * bottleneck's queue full and paces nothing; under it, the queue drains and the
+   * neighbours' packets pass. With less buffer, with no such chunk in the window (a link
+   * faster than the pace), or with a pace already under the link, the buffer-based pace
+   * stands. 0: off.
    */
   linkPaceFraction: number;
   /** How many recent chunks the pace under the link looks back over. */

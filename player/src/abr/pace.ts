@@ -2,9 +2,9 @@
  * Sammy's pace rate (thesis 2.4.2): buffer-based between a multiple of the top bitrate
  * at an empty buffer and a smaller one at a full buffer, never below the throughput
  * HYB needs to keep choosing the top rung (Eq. 2.1) nor below the one the stability
- * rule needs to switch back up to it; from `linkPaceMinBufferS` of buffer, not above a
- * fraction of what the link carried when a recent pace was above it (the pace under the
- * link, config.ts).
+ * rule needs to switch back up to it; from `linkPaceMinBufferS` of buffer, and while it
+ * is not already under the link, not above a fraction of what the link carried when a
+ * recent pace was above it (the pace under the link, config.ts).
  */
 import { bufferReserve, type SammyConfig } from './config.js';
 import { lookahead, type Ladder } from './ladder.js';
@@ -61,10 +61,11 @@ export interface PaceInput {
   /** The highest rung the player may choose now: its bitrate is "top". */
   maxRung: number;
   /**
-   * The pace under the link (config.ts `linkPaceFraction`): at most this, never below the
-   * floor; null or absent: no such cap.
+   * What the link carried in the slowest recent paced chunk it held back (session.ts);
+   * null or absent: none. When the buffer-based pace is at or above it, the pace is at
+   * most `linkPaceFraction` of it (the pace under the link), never below the floor.
    */
-  linkCapKbps?: number | null;
+  linkKbps?: number | null;
 }
 
 export interface Pace {
@@ -90,7 +91,7 @@ export interface Pace {
   upSwitchKbps: number;
   /** max(eq21, eq21Lookahead, upSwitch) * floorHeadroom. */
   floorKbps: number;
-  /** The pace under the link, as given; null: none. */
+  /** The pace under the link (`linkPaceFraction` x the link's rate) when it applied; null: none. */
   linkCapKbps: number | null;
   /** Which bound set the pace. */
   bound: 'buffer' | 'floor' | 'link';
@@ -110,7 +111,9 @@ export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pac
   const floorKbps = Math.max(eq21Kbps, eq21LookaheadKbps, upSwitchKbps) * cfg.floorHeadroom;
   const fraction = bufferFraction(bufferS, fullBufferS(cfg.maxBufferS, ladder.segmentDurationS));
   const bufferBasedKbps = bufferBasedPaceKbps(topKbps, fraction, cfg);
-  const linkCapKbps = input.linkCapKbps ?? null;
+  // A pace already under what the link carried leaves its queue to drain: no cap needed.
+  const linkKbps = input.linkKbps ?? null;
+  const linkCapKbps = linkKbps !== null && bufferBasedKbps >= linkKbps ? cfg.linkPaceFraction * linkKbps : null;
   const cappedKbps = linkCapKbps === null ? bufferBasedKbps : Math.min(bufferBasedKbps, linkCapKbps);
   const bound = floorKbps > cappedKbps ? 'floor' : cappedKbps < bufferBasedKbps ? 'link' : 'buffer';
   const paceKbps = Math.max(cappedKbps, floorKbps);

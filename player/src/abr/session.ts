@@ -5,7 +5,7 @@
  * adapter and the simulator drive it with the same calls:
  *
  *   decide({ bufferS, segmentIndex })   before each video chunk request
- *   addSample({ sizeBytes, downloadS, phase, rtpKbps })   after each video chunk
+ *   addSample({ sizeBytes, downloadS, phase, rtpKbps, firstByteS })   after each video chunk
  *   firstFrame()   when a frame is shown (ends the initial phase)
  *   seek()   when the user seeks
  *   rebuffer()   when playback stalls after startup
@@ -36,7 +36,7 @@ import { clampRung, type Ladder } from './ladder.js';
 import { paceFor, type Pace } from './pace.js';
 import type { Phase } from './phase.js';
 import { stallVerdict, type DownloadProgress, type StallVerdict } from './stall.js';
-import { harmonicMean, isLinkBound, isPaced, isUsableSample, sampleKbps, type ThroughputSample } from './throughput.js';
+import { harmonicMean, isLinkBound, isPaced, isUsableSample, linkKbps, sampleKbps, type ThroughputSample } from './throughput.js';
 
 export type EstimateSource = 'session' | 'history' | 'none';
 
@@ -147,15 +147,15 @@ export class SammySession {
   }
 
   /**
-   * The lowest throughput among the last `window` chunks that measured the link (with
+   * The lowest `rate` among the last `window` chunks that measured the link (with
    * `pacedOnly`, among those that were paced: their pace was above what the link
    * carried); null when none did.
    */
-  private slowestLinkBoundKbps(window: number, pacedOnly = false): number | null {
+  private slowestLinkBound(window: number, rate: (s: ThroughputSample) => number, pacedOnly = false): number | null {
     const bound = this.samples
       .slice(-window)
       .filter((s) => (!pacedOnly || isPaced(s)) && isLinkBound(s, this.config.linkBoundPaceFraction));
-    return bound.length === 0 ? null : Math.min(...bound.map(sampleKbps));
+    return bound.length === 0 ? null : Math.min(...bound.map(rate));
   }
 
   /**
@@ -166,21 +166,20 @@ export class SammySession {
   private reserveCautionKbps(bufferS: number): number | null {
     const { reserveSampleWindow } = this.config;
     if (reserveSampleWindow === 0 || !(bufferS < bufferReserve(this.config).reserveS)) return null;
-    return this.slowestLinkBoundKbps(reserveSampleWindow);
+    return this.slowestLinkBound(reserveSampleWindow, sampleKbps);
   }
 
   /**
-   * The pace under the link (config.ts `linkPaceFraction`): with at least
-   * linkPaceMinBufferS buffered, that fraction of the slowest of the last linkPaceWindow
-   * chunks that were paced and still link-bound; null with less buffer, with the rule
-   * off, or when there is none. An unpaced chunk (the startup's, in TCP's slow start)
-   * does not say whether a pace would have been above the link.
+   * What the link carried (`linkKbps`: the body's rate, the round trip left out) in the
+   * slowest of the last linkPaceWindow chunks that were paced and still link-bound, for
+   * the pace under the link (pace.ts); null with less than linkPaceMinBufferS buffered,
+   * with the rule off, or when there is none. An unpaced chunk (the startup's, in TCP's
+   * slow start) does not say whether a pace would have been above the link.
    */
-  private linkCapKbps(bufferS: number): number | null {
+  private pacedLinkKbps(bufferS: number): number | null {
     const { linkPaceFraction, linkPaceWindow, linkPaceMinBufferS } = this.config;
     if (linkPaceFraction === 0 || !(bufferS >= linkPaceMinBufferS)) return null;
-    const kbps = this.slowestLinkBoundKbps(linkPaceWindow, true);
-    return kbps === null ? null : linkPaceFraction * kbps;
+    return this.slowestLinkBound(linkPaceWindow, linkKbps, true);
   }
 
   /** `kbps`, at most lastSampleCapMultiplier times the latest of `samples` (config.ts). */
@@ -209,8 +208,8 @@ export class SammySession {
   /** The pace for a request now; the rtp is null in the initial phase (unpaced). */
   pace(input: DecisionInput): { rtpKbps: number | null; pace: Pace } {
     const maxRung = clampRung(this.ladder, input.maxRung);
-    const linkCapKbps = this.linkCapKbps(input.bufferS);
-    const pace = paceFor(this.ladder, this.config, { bufferS: input.bufferS, segmentIndex: input.segmentIndex, maxRung, linkCapKbps });
+    const linkKbps = this.pacedLinkKbps(input.bufferS);
+    const pace = paceFor(this.ladder, this.config, { bufferS: input.bufferS, segmentIndex: input.segmentIndex, maxRung, linkKbps });
     return { rtpKbps: this.currentPhase === 'playing' ? pace.rtpKbps : null, pace };
   }
 

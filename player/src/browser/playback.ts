@@ -28,7 +28,7 @@ import { rtpOf, withDeclaredFloor, withRtp, withTb } from './cmcd-status.js';
 import type { SentRequest } from './options.js';
 import { armParam, type PlayerConfig } from './player-config.js';
 import { QoeCollector } from './qoe-collector.js';
-import { resourceTimingS } from './resource-timing.js';
+import { resourceTiming } from './resource-timing.js';
 import { appliedRateKbps } from './server-timing.js';
 
 export interface PlaybackOptions {
@@ -309,7 +309,8 @@ export class PlaybackCore {
     const { sizeBytes } = resp;
     if (sizeBytes <= 0 || resp.status < 200 || resp.status >= 300) return null;
     const playerMs = resp.playerDownloadMs;
-    const downloadS = resourceTimingS(req.url) ?? (typeof playerMs === 'number' && playerMs > 0 ? playerMs : now() - req.startMs) / 1000;
+    const timing = resourceTiming(req.url);
+    const downloadS = timing?.downloadS ?? (typeof playerMs === 'number' && playerMs > 0 ? playerMs : now() - req.startMs) / 1000;
     const record: ChunkRecord = {
       index: req.index,
       rung: req.rung,
@@ -329,7 +330,7 @@ export class PlaybackCore {
       ...(this.abandonedBytes.has(req.index) ? { abandonedBytes: this.abandonedBytes.get(req.index)! } : {}),
     };
     this.abandonedBytes.delete(req.index);
-    this.session?.addSample({ sizeBytes, downloadS, phase: req.phase, rtpKbps: req.rtpKbps });
+    this.session?.addSample({ sizeBytes, downloadS, phase: req.phase, rtpKbps: req.rtpKbps, firstByteS: timing?.firstByteS ?? null });
     this.applyBufferTarget(record);
     this.collector.addChunk(record);
     this.o.onChunk(record);

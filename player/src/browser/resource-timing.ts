@@ -1,18 +1,28 @@
 /**
- * A chunk's network time from the Resource Timing API: request sent to last byte. A
- * player's own timing (dash.js: from before `xhr.send()` to the `loadend` event) is
- * delayed by a busy main thread (on loopback at startup it tripled a chunk's time).
+ * A chunk's network time from the Resource Timing API: request sent to first byte and
+ * to last byte. A player's own timing (dash.js: from before `xhr.send()` to the
+ * `loadend` event) is delayed by a busy main thread (on loopback at startup it tripled
+ * a chunk's time).
  */
 
-/** Seconds from request to last byte of the latest fetch of `url`; null when the browser has no entry. */
-export function resourceTimingS(url: string): number | null {
+export interface ChunkTiming {
+  /** Request sent to last byte. */
+  downloadS: number;
+  /** Request sent to first byte (the round trip and the server's start); null when the entry has none. */
+  firstByteS: number | null;
+}
+
+/** The latest fetch of `url`, from request to first and last byte; null when the browser has no entry. */
+export function resourceTiming(url: string): ChunkTiming | null {
   if (typeof performance === 'undefined' || typeof performance.getEntriesByName !== 'function' || typeof location === 'undefined') return null;
   const entries = performance.getEntriesByName(new URL(url, location.href).href, 'resource') as PerformanceResourceTiming[];
   const e = entries.at(-1);
   if (!e || e.responseEnd <= 0) return null;
   const start = e.requestStart > 0 ? e.requestStart : e.startTime;
   const ms = e.responseEnd - start;
-  return ms > 0 ? ms / 1000 : null;
+  if (!(ms > 0)) return null;
+  const firstMs = e.responseStart - start;
+  return { downloadS: ms / 1000, firstByteS: e.responseStart > 0 && firstMs >= 0 && firstMs <= ms ? firstMs / 1000 : null };
 }
 
 /** Resource Timing keeps 250 entries by default; a long session makes more. */

@@ -1,6 +1,7 @@
 import { DEFAULT_SAMMY_CONFIG, resolveSammyConfig, SammyConfigError } from '../../src/abr/config.js';
 import { InitialThroughputHistory, memoryStore } from '../../src/abr/history.js';
 import { SammySession } from '../../src/abr/session.js';
+import { isLinkBound, linkKbps, paceLimitedTransferS } from '../../src/abr/throughput.js';
 import { cbrLadder } from './fixtures.js';
 
 const ladder = cbrLadder();
@@ -211,6 +212,25 @@ describe('the cautious estimate under the reserve (reserveSampleWindow)', () => 
     // With the fraction at 0 no paced chunk counts; an unpaced one still does.
     expect(session(chunk(600, 11_000), { linkBoundPaceFraction: 0 }).decide({ bufferS: 10, segmentIndex: 20 }).estimateKbps).toBeCloseTo(4000, 9);
     expect(session(chunk(600), { linkBoundPaceFraction: 0 }).decide({ bufferS: 10, segmentIndex: 20 }).estimateKbps).toBeCloseTo(600, 9);
+  });
+
+  test('a long round trip is not a slow link: the body is judged against what its pace allows over that round trip', () => {
+    // 262.5 KB paced at 11,600 kbps (1.45 MB/s) over 200 ms round trips: 10 segments, doubling
+    // each round trip (4 of them: 217.2 KB) until the last window covers the rest at the pace.
+    expect(paceLimitedTransferS(262_500, 11_600, 0.2)).toBeCloseTo(0.8 + 45_300 / 1_450_000, 9);
+    // With no round trip, or a window that carries the pace from the start, just size / pace.
+    expect(paceLimitedTransferS(262_500, 11_600, 0)).toBeCloseTo(262_500 / 1_450_000, 9);
+    expect(paceLimitedTransferS(262_500, 100, 0.2)).toBeCloseTo(262_500 / 12_500, 9);
+    const paced = (downloadS: number, firstByteS: number | null) => ({ sizeBytes: 262_500, downloadS, phase: 'playing' as const, rtpKbps: 11_600, firstByteS });
+    // At the pace over a fast link, 200 ms away: 1.03 s from the request, 0.2 of its rtp, not link-bound.
+    expect(isLinkBound(paced(0.2 + 0.831, 0.2), 0.5)).toBe(false);
+    // Without the first byte's time the same chunk reads as link-bound (the old test).
+    expect(isLinkBound(paced(0.2 + 0.831, null), 0.5)).toBe(true);
+    // A 1 Mbit/s link does hold it back: 2.1 s of body.
+    expect(isLinkBound(paced(0.2 + 2.1, 0.2), 0.5)).toBe(true);
+    // What the link carried leaves the round trip out.
+    expect(linkKbps(paced(0.2 + 2.1, 0.2))).toBeCloseTo(1000, 9);
+    expect(isLinkBound({ ...paced(2.3, 0.2), rtpKbps: null }, 0.5)).toBe(true);
   });
 
   test('the window bounds how far back it looks; 0 turns the rule off', () => {

@@ -49,7 +49,13 @@ export class SammyArm implements ArmPolicy {
 
   onChunk(chunk: ChunkDone): void {
     // The core's sample: request to last byte, in the phase the chunk was requested in.
-    this.session.addSample({ sizeBytes: chunk.sizeBytes, downloadS: chunk.endS - chunk.requestS, phase: chunk.phase, rtpKbps: chunk.rtpKbps });
+    this.session.addSample({
+      sizeBytes: chunk.sizeBytes,
+      downloadS: chunk.endS - chunk.requestS,
+      phase: chunk.phase,
+      rtpKbps: chunk.rtpKbps,
+      firstByteS: chunk.firstByteS - chunk.requestS,
+    });
   }
 
   onProgress(p: DownloadProgress): number | null {
