@@ -49,6 +49,7 @@ export const METRIC_LABELS: Record<string, string> = {
   mediaErrors: 'media errors the player rebuilt its MediaSource after (count)',
   abandonedChunks: "video chunks refetched after Sammy's stalled-download rule gave a request up (count)",
   fadeHoldS: "requests held by Sammy's fade hold, session total (s of playback)",
+  guardRaisedChunks: "paced video chunks the server's spiral guard raised above their rtp (count)",
   resumedAfterOutage: "played on after the trace's outage (fraction of sessions)",
   outageResumeS: 'playback moved again after the outage ended (s, to 0.5 s)',
   cpuBusyPct: "machine CPU busy, all cores, everyone's work (%)",
