@@ -17,7 +17,7 @@ const SIM_DIR = fileURLToPath(new URL('..', import.meta.url));
  * folder (relative paths resolve against npm's INIT_CWD, set to it): its exit status
  * and output.
  */
-export function runCli(script: 'sim' | 'corpus' | 'starts', args: string[]): { status: number; stdout: string; stderr: string } {
+export function runCli(script: 'sim' | 'corpus' | 'starts' | 'ablation', args: string[]): { status: number; stdout: string; stderr: string } {
   try {
     const stdout = execFileSync(process.execPath, ['--import', 'tsx', `src/cli/${script}.ts`, ...args], {
       cwd: SIM_DIR,
