@@ -107,7 +107,7 @@ test.describe.serial('the dash.js plugin on the README example page', () => {
     const firstPlaying = s.requests.findIndex((q) => q.phase === 'playing');
     expect(s.requests.slice(firstPlaying).every((q) => q.phase === 'playing')).toBe(true);
     const low = DEFAULT_SAMMY_CONFIG.paceFullMultiplier * topKbps;
-    const high = roundRtpKbps(DEFAULT_SAMMY_CONFIG.paceEmptyMultiplier * topKbps, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
+    const high = roundRtpKbps(DEFAULT_SAMMY_CONFIG.paceEmptyMultiplier * topKbps);
     // On the wire, as Chromium sent them (the page's own list says which phase each was in).
     const wire = new Map<string, (number | null)[]>();
     for (const w of s.wire.filter((x) => isSegment(x.path))) wire.set(w.path, [...(wire.get(w.path) ?? []), rtpOfHeader(w.headers)]);

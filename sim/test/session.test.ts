@@ -95,7 +95,7 @@ describe('a long round trip is not a slow link', () => {
   // 40-300 ms, buffer targets of 30-240 s: the request's latency makes every chunk measure
   // below its pace, which must not read as a link that holds the pace back.
   const cases = [5_000, 20_000, 100_000].flatMap((kbps) => [40, 100, 200, 300].flatMap((latencyMs) => [30, 60, 240].map((maxBufferS) => [kbps, latencyMs, maxBufferS] as const)));
-  const fullRtpKbps = roundRtpKbps(DEFAULT_SAMMY_CONFIG.paceFullMultiplier * TOP_KBPS, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
+  const fullRtpKbps = roundRtpKbps(DEFAULT_SAMMY_CONFIG.paceFullMultiplier * TOP_KBPS);
 
   test.each(cases)('constant %i kbps, %i ms, %i s target: every pace is the buffer-based one, 2.9x the top at a full buffer', (kbps, latencyMs, maxBufferS) => {
     const qoe = run(constantTrace(kbps, latencyMs), 'sammy', Math.max(600, 2 * maxBufferS), { maxBufferS });
@@ -103,7 +103,7 @@ describe('a long round trip is not a slow link', () => {
     expect(qoe.rebufferCount).toBe(0);
     const fullS = fullBufferS(maxBufferS, SEGMENT_S);
     const bufferBasedRtpKbps = (bufferS: number) =>
-      roundRtpKbps(bufferBasedPaceKbps(TOP_KBPS, bufferFraction(bufferS, fullS), DEFAULT_SAMMY_CONFIG), DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
+      roundRtpKbps(bufferBasedPaceKbps(TOP_KBPS, bufferFraction(bufferS, fullS), DEFAULT_SAMMY_CONFIG));
     const otherwise = playing.filter((c) => c.rtpKbps !== bufferBasedRtpKbps(c.bufferBeforeS)).map((c) => ({ index: c.index, bufferS: c.bufferBeforeS, rtpKbps: c.rtpKbps }));
     expect(otherwise).toEqual([]);
     // And the buffer does fill: some chunks go out at the full-buffer pace.

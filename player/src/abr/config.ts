@@ -124,8 +124,6 @@ export interface SammyConfig {
    * while a rise still waits for the window (and the up-switch rule).
    */
   lastSampleCapMultiplier: number;
-  /** CTA-5004: rtp is an integer kbps, rounded to 100 kbps (we round up, never below the floor). */
-  rtpRoundingKbps: number;
   /**
    * The stalled-download rule (stall.ts): 1 gives up a chunk in flight that would arrive
    * with less than `stallReserveS` buffered and fetches the segment at a rung that
@@ -160,7 +158,6 @@ export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
   floorHeadroom: 1.1,
   upSwitchSafety: 1,
   lastSampleCapMultiplier: 1.5,
-  rtpRoundingKbps: 100,
   stallAbandon: 1,
   stallReserveS: 2,
   stallMinElapsedS: 2,
@@ -205,7 +202,6 @@ const RANGES: Record<keyof SammyConfig, Range> = {
   floorHeadroom: { min: 1, max: 100 },
   upSwitchSafety: { min: 0, max: 100, openMin: true },
   lastSampleCapMultiplier: { min: 1, max: 1e6 },
-  rtpRoundingKbps: { min: 1, max: 1_000_000, integer: true },
   stallAbandon: { min: 0, max: 1, integer: true },
   stallReserveS: { min: 0, max: 86_400 },
   stallMinElapsedS: { min: 0, max: 86_400 },

@@ -39,8 +39,11 @@ export function bufferBasedPaceKbps(topKbps: number, fraction: number, cfg: Pick
   return topKbps * (cfg.paceEmptyMultiplier * (1 - fraction) + cfg.paceFullMultiplier * fraction);
 }
 
+/** CTA-5004: rtp is sent in kbps, rounded to 100 kbps (a fixed step of the specification, not a parameter). */
+export const RTP_STEP_KBPS = 100;
+
 /** CTA-5004 rtp: integer kbps in steps of `stepKbps`, rounded up so it never falls below the pace. */
-export function roundRtpKbps(paceKbps: number, stepKbps: number): number {
+export function roundRtpKbps(paceKbps: number, stepKbps = RTP_STEP_KBPS): number {
   return Math.max(stepKbps, Math.ceil(paceKbps / stepKbps - 1e-9) * stepKbps);
 }
 
@@ -119,7 +122,7 @@ export function paceFor(ladder: Ladder, cfg: SammyConfig, input: PaceInput): Pac
   const paceKbps = Math.max(cappedKbps, floorKbps);
   return {
     paceKbps,
-    rtpKbps: roundRtpKbps(paceKbps, cfg.rtpRoundingKbps),
+    rtpKbps: roundRtpKbps(paceKbps),
     topKbps,
     bufferBasedKbps,
     eq21Kbps,

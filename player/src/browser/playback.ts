@@ -245,7 +245,6 @@ export class PlaybackCore {
       segmentIndex,
       maxRung: this.maxRung,
       topKbps: () => this.topKbps(),
-      rtpRoundingKbps: this.o.config.rtpRoundingKbps,
       param: (name) => armParam(this.o.config, name),
     });
   }

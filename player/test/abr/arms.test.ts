@@ -4,7 +4,7 @@ import { SammySession } from '../../src/abr/session.js';
 import { cbrLadder, LAB_BITRATES_KBPS } from './fixtures.js';
 
 function input(over: Partial<RtpInput> = {}): RtpInput {
-  return { session: null, bufferS: 10, segmentIndex: 3, maxRung: 4, topKbps: () => 1050, rtpRoundingKbps: 100, param: (name) => ARM_PARAMS[name]!.default, ...over };
+  return { session: null, bufferS: 10, segmentIndex: 3, maxRung: 4, topKbps: () => 1050, param: (name) => ARM_PARAMS[name]!.default, ...over };
 }
 
 describe('the arm registry', () => {

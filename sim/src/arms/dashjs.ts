@@ -260,7 +260,7 @@ export class DashJsArm implements ArmPolicy {
     // AbrController.getInitialBitrateFor: the saved bitrate, else DEFAULT_VIDEO_BITRATE.
     this.currentRung = rungForBitrate(this.bitratesKbps, this.s.savedBitrateKbps ?? this.s.initialBitrateKbps);
     const multiplier = options.paceTopMultiplier;
-    this.rtpKbps = multiplier === undefined ? null : fixedRtpKbps(this.bitratesKbps[this.topRung]!, multiplier, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
+    this.rtpKbps = multiplier === undefined ? null : fixedRtpKbps(this.bitratesKbps[this.topRung]!, multiplier);
     this.arm = options.arm ?? (multiplier === undefined ? 'control' : 'fixed4x');
     this.config = { model: 'dash.js 5.2.1 default ABR (DYNAMIC: Throughput/BOLA, InsufficientBuffer, SwitchHistory, AbandonRequests; fast switching off)', ...this.s };
     if (multiplier !== undefined) this.config.paceTopMultiplier = multiplier;

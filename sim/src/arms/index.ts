@@ -70,7 +70,7 @@ export function pacedAtBitrateMultiple(factory: ArmFactory, multiple: number): A
       bufferTargetS: (rung, bufferS) => inner.bufferTargetS(rung, bufferS),
       decide: (ctx) => {
         const d = inner.decide(ctx);
-        return { ...d, rtpKbps: roundRtpKbps(multiple * bitratesKbps[d.rung]!, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps) };
+        return { ...d, rtpKbps: roundRtpKbps(multiple * bitratesKbps[d.rung]!) };
       },
       onChunk: (chunk) => inner.onChunk(chunk),
       onPlaybackStart: (nowS) => inner.onPlaybackStart?.(nowS),

@@ -42,7 +42,7 @@ export class SpiralArm implements ArmPolicy {
 
   decide(_ctx: DecisionContext): Decision {
     const rung = spiralRung(this.bitratesKbps, this.recentKbps, this.s);
-    const rtpKbps = roundRtpKbps(this.s.paceBitrateMultiplier * this.bitratesKbps[rung]!, DEFAULT_SAMMY_CONFIG.rtpRoundingKbps);
+    const rtpKbps = roundRtpKbps(this.s.paceBitrateMultiplier * this.bitratesKbps[rung]!);
     return { rung, rtpKbps };
   }
 

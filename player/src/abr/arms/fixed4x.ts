@@ -9,8 +9,8 @@ import type { ArmSpec } from './spec.js';
 export const FIXED_RTP_TOP_MULTIPLIER = 4;
 
 /** rtp = `multiplier` x the top bitrate, rounded up to the CTA-5004 step. */
-export function fixedRtpKbps(topKbps: number, multiplier: number, rtpRoundingKbps: number): number {
-  return roundRtpKbps(multiplier * topKbps, rtpRoundingKbps);
+export function fixedRtpKbps(topKbps: number, multiplier: number): number {
+  return roundRtpKbps(multiplier * topKbps);
 }
 
 export const FIXED4X_ARM = {
@@ -21,8 +21,8 @@ export const FIXED4X_ARM = {
   players: ['dashjs', 'shaka', 'hlsjs'],
   sim: { model: 'dashjs-default', paceTopMultiplier: FIXED_RTP_TOP_MULTIPLIER },
   params: { fixedRtpMultiplier: { default: FIXED_RTP_TOP_MULTIPLIER, min: 0.01, max: 1000 } },
-  playerRtp: ({ topKbps, param, rtpRoundingKbps }) => ({
-    rtpKbps: fixedRtpKbps(topKbps(), param('fixedRtpMultiplier'), rtpRoundingKbps),
+  playerRtp: ({ topKbps, param }) => ({
+    rtpKbps: fixedRtpKbps(topKbps(), param('fixedRtpMultiplier')),
     floorKbps: null,
     declaredFloorKbps: null,
   }),

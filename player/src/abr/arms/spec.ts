@@ -58,8 +58,6 @@ export interface RtpInput {
   maxRung: number;
   /** The highest bitrate the player may choose now. */
   topKbps: () => number;
-  /** CTA-5004 rounding of rtp (the core's `rtpRoundingKbps`). */
-  rtpRoundingKbps: number;
   /** One of the arm's own parameters (its `params`), as the player config sets it. */
   param: (name: string) => number;
 }
