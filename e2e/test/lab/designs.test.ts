@@ -78,6 +78,19 @@ describe('seeded assignment', () => {
     expect([...a].sort((x, y) => x - y)).toEqual([...Array(10).keys()]);
     expect(shuffled([...Array(10).keys()], seededRandom(8))).not.toEqual(a);
   });
+
+  test('small seeds give uniform draws: the first draw is not near 1, and a shuffle moves its last item', () => {
+    const seeds = [...Array(1000).keys()].map((i) => i + 1);
+    const first = seeds.map((seed) => seededRandom(seed)());
+    const meanFirst = first.reduce((a, b) => a + b, 0) / first.length;
+    expect(meanFirst).toBeGreaterThan(0.45);
+    expect(meanFirst).toBeLessThan(0.55);
+    expect(first.filter((x) => x < 0.1).length).toBeGreaterThan(50);
+    // Fisher-Yates over 5 items leaves the last in place 1 time in 5.
+    const stays = seeds.filter((seed) => shuffled([0, 1, 2, 3, 4], seededRandom(seed))[4] === 4).length / seeds.length;
+    expect(stays).toBeGreaterThan(0.15);
+    expect(stays).toBeLessThan(0.25);
+  });
 });
 
 function outcome(role: 'treatment' | 'control', metrics: Partial<SessionOutcome['metrics']>, extra: Partial<SessionOutcome> = {}): SessionOutcome {
@@ -105,6 +118,14 @@ describe('the A/B design', () => {
     expect(abRun(d, scenario, 1, 1).sessions.every((x) => x.role === 'treatment')).toBe(true);
     expect(r.lengthS).toBe(9 + 30);
     expect(AB_DESIGN.plan(d, scenario, 1).map((x) => x.share).sort()).toEqual([0, 0.5, 1]);
+  });
+
+  test('over 25 trials the last viewer to arrive, and the share that runs last, are not always the same', () => {
+    const trials = [...Array(25).keys()].map((i) => i + 1);
+    const lastRoles = new Set(trials.map((trial) => abRun(d, scenario, trial, 0.5).sessions.at(-1)!.role));
+    expect(lastRoles).toEqual(new Set(['treatment', 'control']));
+    const lastShares = new Set(trials.map((trial) => AB_DESIGN.plan(d, scenario, trial).at(-1)!.share));
+    expect(lastShares.size).toBe(3);
   });
 
   test('TTE from the all-treatment and all-control runs; the A/B estimate within the mixed run; the bias between them', () => {
@@ -144,6 +165,11 @@ describe('the switchback design', () => {
     // Measured: 30 <= s - interval start and s + 2 + 30 <= interval end: 30, 40, 50, 60 s into each interval.
     expect(r.sessions.filter((x) => x.measured).map((x) => x.startS)).toEqual([30, 40, 50, 60, 130, 140, 150, 160, 230, 240, 250, 260, 330, 340, 350, 360]);
     for (const x of r.sessions) expect(x.role).toBe(r.intervalArms![x.interval!]);
+  });
+
+  test('the interval order differs between trials', () => {
+    const orders = new Set([1, 2, 3, 4, 5].map((trial) => switchbackRun(d, scenario, trial).intervalArms!.join('')));
+    expect(orders.size).toBeGreaterThan(1);
   });
 
   test("the TTE's runs have the switchback's arrivals: one interval on one arm, measured by the same rule, arrivals going on past its end", () => {
