@@ -1,5 +1,5 @@
 import { acrossTrials, biasPoints, maxMinFair, ratioOfMeans, seededRandom, shuffled } from '../../src/lab/designs/estimators.js';
-import { abRun, initialBitrateKbps, tteOf, withinRuns } from '../../src/lab/designs/common.js';
+import { abRun, initialBitrateKbps, sessionError, tteOf, withinRuns } from '../../src/lab/designs/common.js';
 import { switchbackEstimate, switchbackRun, switchbackTteRun } from '../../src/lab/designs/switchback.js';
 import { historyRuns, HISTORY_DESIGN } from '../../src/lab/designs/history.js';
 import { fairnessRuns, pairsOf, runShares, summarizeFairness } from '../../src/lab/designs/fairness.js';
@@ -143,6 +143,13 @@ describe('the A/B design', () => {
     expect(summary.metrics.chunkThroughputKbps!.ab[0]!.share).toBe(0.5);
     expect(summary.metrics.chunkThroughputKbps!.ab[0]!.biasPoints).toBeCloseTo(-30, 10);
     expect(summary.metrics.videoRttMs!.tte!.pct).toBeNull();
+  });
+
+  test('a session that never showed a frame failed: it is not averaged as 0 s of rebuffering at 0 kbit/s', () => {
+    expect(sessionError(null, { playDelayS: null })).toBe('no first frame');
+    expect(sessionError(undefined, null)).toBe('no QoE record');
+    expect(sessionError('page crashed', { playDelayS: 1 })).toBe('page crashed');
+    expect(sessionError(null, { playDelayS: 0.8 })).toBeNull();
   });
 
   test('sessions that failed or were not measured are left out', () => {

@@ -42,6 +42,18 @@ export function shareOrder(d: AbDesign | { shares: number[]; seed: number }, tri
   return shuffled(d.shares, seededRandom(d.seed * 7919 + trial));
 }
 
+/**
+ * Why a session counts as failed, or null: the player's own error, no QoE record, or
+ * no first frame. A session that never started playing has no rebuffering or bitrate
+ * to average (its record says 0 of both), so it is left out of every estimate and
+ * listed with the failures instead.
+ */
+export function sessionError(error: string | null | undefined, qoe: Pick<SessionQoE, 'playDelayS'> | null): string | null {
+  if (error) return error;
+  if (qoe === null) return 'no QoE record';
+  return qoe.playDelayS === null ? 'no first frame' : null;
+}
+
 type Values = ReadonlyArray<number | null | undefined>;
 
 export function valuesOf(sessions: readonly SessionOutcome[], metric: DesignMetric): Values {

@@ -18,7 +18,7 @@ import { fixed } from '../stats.js';
 import { setBottleneckQueue, type Topology } from '../topology.js';
 import { compactTelemetry, videoMetrics, type ResponseRow } from '../video-metrics.js';
 import { startVideoServer, stopVideoServer, VIDEO_PORT } from '../video-server.js';
-import { flowThroughputMbps, initialBitrateKbps } from './common.js';
+import { flowThroughputMbps, initialBitrateKbps, sessionError } from './common.js';
 import { FLOW_KINDS } from './fairness.js';
 import { designSpec, summarizeExperiment } from './index.js';
 import type { DesignRun, ExperimentDesign, ExperimentResult, FlowOutcome, PlannedRun, PlannedSession, SessionOutcome } from './types.js';
@@ -146,7 +146,7 @@ export async function executeRun(ctx: DesignRunContext, plan: PlannedRun): Promi
       const offS = (originMs - runStartMs) / 1000;
       metrics.throughputMbps = windowThroughputMbps(rows, measureFromS - offS, plan.lengthS - offS);
     }
-    const failed = e ?? (result?.qoe ? null : 'no QoE record');
+    const failed = sessionError(e, result?.qoe ?? null);
     return {
       ...planned, originS: originMs === null ? null : (originMs - runStartMs) / 1000,
       playbackStartS: result?.playbackStartMs && originMs !== null ? (result.playbackStartMs - originMs) / 1000 : null,
