@@ -5,11 +5,14 @@
 // section 14 (Range, If-Range, Content-Range), with the choices the server made
 // when @fastify/send answered these (its behaviour is kept, tested in
 // test/file-head.test.ts):
-//   - weak ETags `W/"<size hex>-<mtime ms hex>"`, compared weakly both ways;
+//   - weak ETags `W/"<size hex>-<mtime ms hex>"` (size and time do not prove the
+//     bytes are the same), compared weakly for If-None-Match and strongly, as RFC
+//     9110 requires, for If-Match and If-Range, where a weak tag therefore never
+//     matches (13.1.1, 13.1.5);
 //   - a request with `Cache-Control: no-cache` is never answered 304;
 //   - several ranges are merged where they overlap or touch; one range left is a
 //     206, several are answered with the whole file (no multipart responses);
-//   - If-Range is an ETag (contained in the header) or an HTTP date.
+//   - If-Range is an entity tag (it has a quote) or an HTTP date.
 // The caller stats the file (synchronously, with the checks of static-files.ts):
 // an asynchronous stat here would cost a thread-pool round trip per request.
 import type { IncomingHttpHeaders } from 'node:http';
@@ -54,12 +57,21 @@ function etagListMatches(list: string, etag: string): boolean {
   return listMembers(list).some((tag) => tag === etag || `W/${tag}` === etag);
 }
 
+/**
+ * Strong comparison (RFC 9110 8.8.3.2): both tags strong and equal. Our ETag is weak,
+ * so this holds for no tag; written out so that a strong ETag, if the server ever
+ * makes one, is compared as the RFC says.
+ */
+function etagListMatchesStrongly(list: string, etag: string): boolean {
+  return !etag.startsWith('W/') && listMembers(list).some((tag) => tag === etag);
+}
+
 /** HTTP date in ms, or NaN. */
 const dateMs = (text: string | undefined): number => (text === undefined ? NaN : Date.parse(text));
 
 function preconditionFailed(headers: IncomingHttpHeaders, etag: string, lastModified: string): boolean {
   const ifMatch = one(headers, 'if-match');
-  if (ifMatch && ifMatch !== '*' && !etagListMatches(ifMatch, etag)) return true;
+  if (ifMatch && ifMatch !== '*' && !etagListMatchesStrongly(ifMatch, etag)) return true;
   const unmodifiedSinceMs = dateMs(one(headers, 'if-unmodified-since'));
   // An unparseable date is ignored; an unparseable Last-Modified fails the condition.
   if (!Number.isNaN(unmodifiedSinceMs)) {
@@ -85,7 +97,7 @@ function notModified(headers: IncomingHttpHeaders, etag: string, lastModified: s
 function rangeStillValid(headers: IncomingHttpHeaders, etag: string, lastModified: string): boolean {
   const ifRange = one(headers, 'if-range');
   if (ifRange === undefined) return true;
-  if (ifRange.includes('"')) return ifRange.includes(etag);
+  if (ifRange.includes('"')) return etagListMatchesStrongly(ifRange, etag);
   const ifRangeMs = dateMs(ifRange);
   if (Number.isNaN(ifRangeMs)) return false;
   const modifiedMs = dateMs(lastModified);
@@ -115,8 +127,9 @@ export function satisfiableRanges(sizeBytes: number, header: string): ByteRange[
     let last = lastText === '' ? NaN : Number.parseInt(lastText, 10);
     if (dash === -1) continue;
     if (Number.isNaN(first)) {
-      // A suffix: the last N bytes.
-      first = sizeBytes - last;
+      // A suffix: the last N bytes, all of them when N is the size or more (RFC 9110 14.1.2); -0 asks for none.
+      if (last === 0) continue;
+      first = Math.max(0, sizeBytes - last);
       last = sizeBytes - 1;
     } else if (Number.isNaN(last) || last > sizeBytes - 1) last = sizeBytes - 1;
     if (Number.isNaN(first) || Number.isNaN(last) || first < 0 || first > last) continue;

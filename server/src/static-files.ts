@@ -120,8 +120,12 @@ export interface SendFromDirOptions {
  */
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
 
-/** Opens the file for the zero-copy path; a reason instead when it is no longer a regular file. */
-function openFileBody(path: string, offsetBytes: number, lengthBytes: number): FileBody | { refused: string } {
+/**
+ * Opens the file a body is sent from, on either path: a descriptor of a regular file,
+ * or a reason when what is at the path now is something else (a FIFO swapped in since
+ * the checks would otherwise block a thread for good).
+ */
+export function openRegularFile(path: string): { fd: number } | { refused: string } {
   let fd: number;
   try {
     fd = openSync(path, OPEN_FLAGS);
@@ -137,7 +141,7 @@ function openFileBody(path: string, offsetBytes: number, lengthBytes: number): F
     closeSync(fd);
     return { refused: `cannot stat (${errnoOf(err)})` };
   }
-  return new FileBody(fd, offsetBytes, lengthBytes);
+  return { fd };
 }
 
 /**
@@ -170,20 +174,19 @@ export async function sendFromDir(request: FastifyRequest, reply: FastifyReply, 
     if (contentRange !== undefined) reply.header('content-range', contentRange);
     return reply.code(head.statusCode).send(errorResponseBody(head.statusCode));
   }
+  // A body is read from the descriptor opened here, on either path: never from the path again.
+  const opened = head.kind === 'body' && request.method === 'GET' ? openRegularFile(realPath) : null;
+  if (opened !== null && 'refused' in opened) {
+    o.metrics.errors.inc({ kind: 'refused_file' });
+    request.log.warn({ reason: opened.refused, path: o.urlPath.slice(0, 200) }, 'refused file');
+    return notFound(reply);
+  }
   reply.code(head.statusCode).headers(head.headers);
   o.headers(reply, realPath);
-  if (head.kind === 'not-modified' || request.method !== 'GET') return reply.send(Readable.from(''));
-  if (o.zeroCopy === true) {
-    const body = openFileBody(realPath, head.offsetBytes, head.lengthBytes);
-    if (!(body instanceof FileBody)) {
-      o.metrics.errors.inc({ kind: 'refused_file' });
-      request.log.warn({ reason: body.refused, path: o.urlPath.slice(0, 200) }, 'refused file');
-      return notFound(reply);
-    }
-    return reply.send(body);
-  }
+  if (opened === null || head.kind !== 'body') return reply.send(Readable.from(''));
+  if (o.zeroCopy === true) return reply.send(new FileBody(opened.fd, head.offsetBytes, head.lengthBytes));
   const end = Math.max(head.offsetBytes, head.offsetBytes + head.lengthBytes - 1);
-  return reply.send(createReadStream(realPath, { highWaterMark: STREAM_READ_BYTES, start: head.offsetBytes, end }));
+  return reply.send(createReadStream('', { fd: opened.fd, autoClose: true, highWaterMark: STREAM_READ_BYTES, start: head.offsetBytes, end }));
 }
 
 function notFound(reply: FastifyReply): FastifyReply {

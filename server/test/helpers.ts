@@ -147,6 +147,8 @@ export interface GetOptions {
   markBytes?: number;
   keepBody?: boolean;
   method?: string;
+  /** Fail the request when it has not ended by then (default: wait as long as it takes). */
+  timeoutMs?: number;
 }
 
 /** GET with a timeline of arrival, for rates measured by the receiver. */
@@ -190,6 +192,10 @@ export function timedGet(port: number, path: string, o: GetOptions = {}): Promis
       },
     );
     req.on('error', reject);
+    if (o.timeoutMs !== undefined) {
+      const timer = setTimeout(() => req.destroy(new Error(`GET ${path}: no answer within ${o.timeoutMs} ms`)), o.timeoutMs);
+      req.on('close', () => clearTimeout(timer));
+    }
     req.end();
   });
 }

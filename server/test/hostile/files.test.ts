@@ -2,11 +2,12 @@
 // symlink loop and a FIFO are refused (404, logged, counted) before anything is
 // opened, and an ordinary request right after is served at once. Error responses
 // come in one JSON shape that never echoes the request; an invalid Range is ignored.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorResponseBody } from '../../src/errors.js';
+import { openRegularFile } from '../../src/static-files.js';
 import type { ServerOptionsInput } from '../../src/options.js';
 import { metricValue, randomFile, rawExchange, removeDir, requestHead, startServer, timedGet, type RunningServer } from '../helpers.js';
 
@@ -100,6 +101,35 @@ describe('files the media folder holds but the server does not serve', () => {
     const fifos = Array.from({ length: 5 }, () => rawExchange(ctx.server().port, requestHead('/media/fifo.m4s')));
     await expectServedAtOnce(ctx.server());
     for (const res of await Promise.all(fifos)) expect(res.status).toBe(404);
+  });
+
+  test('a file swapped for a FIFO while requests for it run never hangs a request or the server', async () => {
+    // Another process swaps race.m4s between a regular file and a FIFO as fast as it can,
+    // so some requests pass the checks on the file and then meet the FIFO: both body
+    // paths open what they checked without blocking, and refuse what is not a file.
+    const dir = ctx.tree().mediaDir;
+    writeFileSync(join(dir, 'race-file.m4s'), randomFile(SEGMENT_BYTES));
+    // The loop ends on its own after 10 s, should the test die before it kills it.
+    const swapper = spawn('bash', ['-c', 'cd "$1"; while [ $SECONDS -lt 10 ]; do mkfifo f.tmp; mv -f f.tmp race.m4s; cp race-file.m4s s.tmp; mv -f s.tmp race.m4s; done', 'swap', dir], { stdio: 'ignore' });
+    try {
+      const answers: { status: number; bytes: number }[] = [];
+      const deadline = Date.now() + 3000;
+      while (Date.now() < deadline) {
+        const batch = await Promise.all(Array.from({ length: 8 }, () => timedGet(ctx.server().port, '/media/race.m4s', { timeoutMs: 5000 })));
+        answers.push(...batch.map((r) => ({ status: r.status, bytes: r.bytes })));
+      }
+      expect(answers.length).toBeGreaterThan(40);
+      // Each request ended: the whole file, or 404 when a FIFO (or no file) stood there.
+      expect(answers.filter((a) => !(a.status === 404 || (a.status === 200 && a.bytes === SEGMENT_BYTES)))).toEqual([]);
+    } finally {
+      swapper.kill('SIGKILL');
+    }
+    await expectServedAtOnce(ctx.server());
+  }, 20_000);
+
+  test('the body is read from the descriptor that was checked: a FIFO is refused at once, without blocking', () => {
+    const opened = openRegularFile(join(ctx.tree().mediaDir, 'fifo.m4s'));
+    expect(opened).toEqual({ refused: 'not a regular file' });
   });
 
   test('symlinks that stay inside the folder are served', async () => {
