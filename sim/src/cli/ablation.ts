@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_SAMMY_CONFIG, type SammyConfig } from '../core.js';
 import { compareOnCorpus, type ArmFigures } from '../corpus/compare.js';
+import { num } from '../corpus/report.js';
 import { CORPUS_LATENCY_MS, corpusTraces, holdoutTraces } from '../corpus/traces.js';
 import { loadSidecar } from '../ladder.js';
 import { DEFAULT_SESSION_DURATION_S } from '../session.js';
@@ -59,7 +60,6 @@ const USAGE = `usage: npm run sim:ablation -- [--max-buffer S] [--duration S] [-
   --json FILE   also write the result as JSON
   --render FILE print the table from a result written with --json`;
 
-const num = (x: number | null, digits: number): string => (x === null ? 'n/a' : x.toFixed(digits));
 const signed = (x: number | null, digits: number): string => (x === null ? '' : ` (${x >= 0 ? '+' : ''}${x.toFixed(digits)})`);
 
 interface Column {

@@ -2,7 +2,7 @@
 import { BAR, type ArmFigures, type CorpusResult, type TraceComparison } from './compare.js';
 
 const signed = (x: number, digits: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(digits)}`;
-const num = (x: number | null, digits: number): string => (x === null ? 'n/a' : x.toFixed(digits));
+export const num = (x: number | null, digits: number): string => (x === null ? 'n/a' : x.toFixed(digits));
 
 type Change = 'diff' | 'pct';
 
