@@ -17,10 +17,10 @@ export class LabError extends Error {
   }
 }
 
-/** Runs a command to completion; throws a LabError naming the command and its stderr. */
-export async function run(cmd: string, args: string[], opts: { allowFail?: boolean; timeoutMs?: number } = {}): Promise<string> {
+/** Runs a command to completion (in `cwd`, else here); throws a LabError naming the command and its stderr. */
+export async function run(cmd: string, args: string[], opts: { allowFail?: boolean; timeoutMs?: number; cwd?: string } = {}): Promise<string> {
   try {
-    const { stdout } = await execFileAsync(cmd, args, { timeout: opts.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await execFileAsync(cmd, args, { timeout: opts.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024, cwd: opts.cwd });
     return stdout;
   } catch (err) {
     if (opts.allowFail) return '';

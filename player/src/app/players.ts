@@ -46,7 +46,7 @@ export const PAGE_PLAYERS: Readonly<Record<PlayerName, PlayerEntry>> = {
     description: 'Shaka Player 5 (DASH)',
     defaultManifest: '/media/manifest.mpd',
     async create(video, options) {
-      const [{ default: shaka }, { attachSammy }] = await Promise.all([import('shaka-player/dist/shaka-player.dash.js'), import('../shaka/adapter.js')]);
+      const [{ default: shaka }, { attachSammy }] = await Promise.all([import('shaka-player'), import('../shaka/adapter.js')]);
       shaka.polyfill.installAll();
       const player = new shaka.Player();
       await player.attach(video);
@@ -63,7 +63,7 @@ export const PAGE_PLAYERS: Readonly<Record<PlayerName, PlayerEntry>> = {
     defaultManifest: '/media/manifest.m3u8',
     async create(video, options) {
       const [{ default: Hls }, { sammyHls }] = await Promise.all([import('hls.js'), import('../hlsjs/adapter.js')]);
-      const setup = sammyHls(options);
+      const setup = sammyHls(Hls, options);
       const hls = new Hls({ ...setup.config });
       const sammy = setup.attach(hls);
       hls.attachMedia(video);

@@ -84,6 +84,11 @@ export function declaredFloorOf(headers: Record<string, string> | undefined): nu
   return integerMember(headers, CMCD_STATUS_HEADER, DECLARED_FLOOR_KEY);
 }
 
+/** The br (encoded bitrate of the object, kbps) a request carries in its CMCD-Object header, or null. */
+export function brOf(headers: Record<string, string> | undefined): number | null {
+  return integerMember(headers, CMCD_OBJECT_HEADER, 'br');
+}
+
 /** The tb a request carries in its CMCD-Object header, or null. */
 export function tbOf(headers: Record<string, string> | undefined): number | null {
   return integerMember(headers, CMCD_OBJECT_HEADER, 'tb');

@@ -24,7 +24,7 @@ import type { InitialThroughputHistory } from '../abr/history.js';
 import { ladderFromSidecar, topRung, type Ladder } from '../abr/ladder.js';
 import type { ChunkRecord, Phase } from '../abr/records.js';
 import { SammySession, type Decision } from '../abr/session.js';
-import { rtpOf, withDeclaredFloor, withRtp, withTb } from './cmcd-status.js';
+import { brOf, rtpOf, withDeclaredFloor, withRtp, withTb } from './cmcd-status.js';
 import type { SentRequest } from './options.js';
 import { armParam, type PlayerConfig } from './player-config.js';
 import { QoeCollector } from './qoe-collector.js';
@@ -251,12 +251,16 @@ export class PlaybackCore {
 
   /**
    * The top bitrate of the request's media type (video: the highest rung allowed now;
-   * audio: the audio's), sent as `tb` with an rtp we set: the server's spiral guard
-   * floors the pace at a multiple of `tb`, so it must be the top the rtp was computed from.
+   * audio: the audio's), sent as `tb` with an rtp we set: the top the rtp was computed
+   * from, which a server's spiral guard without `sammy-floor` floors the pace at a
+   * multiple of. Never below the `br` the player wrote on the same request (CTA-5004: the
+   * object's bitrate is one of those `tb` tops): hls.js writes the playlist's BANDWIDTH,
+   * a peak above the nominal bitrates the ladder holds, and on audio the variant's.
    */
-  private tbKbps(mediaType: string): number | null {
+  private tbKbps(mediaType: string, playerBrKbps: number | null): number | null {
     const kbps = mediaType === 'video' ? this.topKbps() : mediaType === 'audio' ? (this.o.sidecar?.audio?.bitrateKbps ?? null) : null;
-    return kbps !== null && kbps > 0 ? Math.round(kbps) : null;
+    const top = Math.max(kbps ?? 0, playerBrKbps ?? 0);
+    return top > 0 ? Math.round(top) : null;
   }
 
   /**
@@ -273,7 +277,7 @@ export class PlaybackCore {
     let out = headers;
     if (choice !== 'keep') {
       out = withDeclaredFloor(withRtp(out, choice.rtpKbps), choice.declaredFloorKbps);
-      const tb = choice.rtpKbps === null ? null : this.tbKbps(req.mediaType);
+      const tb = choice.rtpKbps === null ? null : this.tbKbps(req.mediaType, brOf(out));
       if (tb !== null) out = withTb(out, tb);
     }
     const rtpKbps = rtpOf(out);

@@ -10,9 +10,4 @@
  * plugin"); dash.js itself is a peer dependency, never bundled.
  */
 export { attachSammy } from './adapter.js';
-export type { HistoryOption, SammyHandle, SammyOptions, SegmentsOption, SentRequest } from '../browser/options.js';
-export type { PlayerConfig } from '../browser/player-config.js';
-export { DEFAULT_PLAYER_CONFIG } from '../browser/player-config.js';
-export { DEFAULT_SAMMY_CONFIG, SammyConfigError, type SammyConfig } from '../abr/config.js';
-export { HISTORY_KEY, type KeyValueStore } from '../abr/history.js';
-export type { Arm, ChunkRecord, Phase, SessionQoE } from '../abr/records.js';
+export * from '../browser/public.js';

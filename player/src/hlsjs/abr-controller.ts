@@ -16,7 +16,7 @@
  * (`autoLevelCapping`, ...) set the highest allowed level. Any failure keeps the last
  * level and logs.
  */
-import Hls from 'hls.js';
+import type Hls from 'hls.js';
 import type { AbrComponentAPI, Level } from 'hls.js';
 import { guarded, type PlaybackCore } from '../browser/playback.js';
 
@@ -52,11 +52,17 @@ export interface SammyAbr extends AbrComponentAPI {
 }
 
 /**
- * The controller class for `new Hls({ abrController })`. `sammy()` is the playback
- * whose core decides (null: hls.js's own controller does); `onCreate` receives the
- * instance hls.js makes.
+ * The controller class for `new Hls({ abrController })`. `OwnAbr` is hls.js's own
+ * controller class (the app's `Hls.DefaultConfig.abrController`); `sammy()` is the
+ * playback whose core decides (null: hls.js's own controller does); `onCreate` receives
+ * the instance hls.js makes.
  */
-export function sammyAbrController(sammy: () => PlaybackCore | null, log: (message: string, err?: unknown) => void, onCreate: (abr: SammyAbr) => void) {
+export function sammyAbrController(
+  OwnAbr: (typeof Hls)['DefaultConfig']['abrController'],
+  sammy: () => PlaybackCore | null,
+  log: (message: string, err?: unknown) => void,
+  onCreate: (abr: SammyAbr) => void,
+): new (hls: Hls) => SammyAbr {
   return class SammyAbrController implements SammyAbr {
     private readonly hls: Hls;
     private readonly own: AbrComponentAPI;
@@ -67,7 +73,7 @@ export function sammyAbrController(sammy: () => PlaybackCore | null, log: (messa
 
     constructor(hls: Hls) {
       this.hls = hls;
-      this.own = new Hls.DefaultConfig.abrController(hls);
+      this.own = new OwnAbr(hls);
       onCreate(this);
     }
 

@@ -1,9 +1,11 @@
 /**
  * Thin hls.js adapter around the Sammy core, with the same options and handle as the
  * dash.js plugin. hls.js takes its ABR controller and its loaders as classes when it is
- * constructed, so the plugin is a configuration plus a handle:
+ * constructed, so the plugin is a configuration plus a handle, made from the app's own
+ * `Hls` class (whose default loader and ABR controller it extends; the plugin never
+ * imports hls.js, so an app's bundle holds one copy):
  *
- *   const setup = sammyHls({ segments: '/media/segments.json' });
+ *   const setup = sammyHls(Hls, { segments: '/media/segments.json' });
  *   const hls = new Hls({ ...setup.config });
  *   const sammy = setup.attach(hls);   // before hls.loadSource()
  *
@@ -25,7 +27,7 @@
  * Nothing here throws into hls.js: a failing step logs, and the request or response
  * goes on unchanged.
  */
-import Hls from 'hls.js';
+import type Hls from 'hls.js';
 import type { FragmentLoaderConstructor, FragmentLoaderContext, HlsConfig, Loader, LoaderCallbacks, LoaderConfiguration, PlaylistLoaderConstructor, PlaylistLoaderContext } from 'hls.js';
 import { ARM_REGISTRY } from '../abr/arms/index.js';
 import { resolveAttachOptions, type AttachOptions } from '../browser/attach-options.js';
@@ -61,18 +63,27 @@ export interface SammyHlsSetup {
   attach(hls: Hls): SammyHandle;
 }
 
-/** Sammy for hls.js. Throws a `SammyConfigError` for a bad option. */
-export function sammyHls(options?: SammyOptions): SammyHlsSetup {
-  const attachment = new HlsjsAttachment(resolveAttachOptions(options, 'hlsjs'));
+/**
+ * Sammy for hls.js: `Hls` is the app's own hls.js class (the default export of
+ * `hls.js`). Throws a `SammyConfigError` for a bad option, and a `TypeError` when `Hls`
+ * is not an hls.js class.
+ */
+export function sammyHls(Hls: typeof import('hls.js').default, options?: SammyOptions): SammyHlsSetup {
+  if (typeof Hls?.DefaultConfig?.loader !== 'function' || typeof Hls.DefaultConfig.abrController !== 'function') {
+    throw new TypeError('sammyHls(Hls, options): the first argument must be the hls.js class (import Hls from "hls.js")');
+  }
+  const attachment = new HlsjsAttachment(Hls, resolveAttachOptions(options, 'hlsjs'));
   return { config: attachment.hlsConfig(), attach: (hls) => attachment.attachTo(hls) };
 }
 
 class HlsjsAttachment extends SammyAttachment {
+  readonly #Hls: typeof Hls;
   #hls: Hls | null = null;
   #abr: SammyAbr | null = null;
 
-  constructor(o: AttachOptions) {
+  constructor(HlsClass: typeof Hls, o: AttachOptions) {
     super('hlsjs', o);
+    this.#Hls = HlsClass;
   }
 
   attachTo(hls: Hls): SammyHandle {
@@ -82,13 +93,13 @@ class HlsjsAttachment extends SammyAttachment {
   }
 
   hlsConfig(): Partial<HlsConfig> {
-    const base = Hls.DefaultConfig.loader as unknown as LoaderClass<never>;
+    const base = this.#Hls.DefaultConfig.loader as unknown as LoaderClass<never>;
     return {
       ...hlsjsConfig(this.o),
       pLoader: this.#playlistLoader(base),
       fLoader: this.#fragmentLoader(base),
       ...(this.sammyBitrate
-        ? { abrController: sammyAbrController(() => (this.detached ? null : this.live), this.o.log, (abr) => void (this.#abr = abr)) as unknown as HlsConfig['abrController'] }
+        ? { abrController: sammyAbrController(this.#Hls.DefaultConfig.abrController, () => (this.detached ? null : this.live), this.o.log, (abr) => void (this.#abr = abr)) as unknown as HlsConfig['abrController'] }
         : {}),
     };
   }

@@ -12,7 +12,7 @@
  * throughput sample per chunk (request sent to last byte), the same in every player.
  * Any failure keeps the current variant and logs; nothing throws into Shaka.
  */
-import type shaka from 'shaka-player/dist/shaka-player.dash.js';
+import type shaka from 'shaka-player';
 import { guarded, type PlaybackCore } from '../browser/playback.js';
 
 type Variant = shaka.extern.Variant;

@@ -16,7 +16,7 @@
  * Nothing here throws into Shaka: a failing step logs, and the request or response
  * goes on unchanged.
  */
-import shaka from 'shaka-player/dist/shaka-player.dash.js';
+import type shaka from 'shaka-player';
 import { ARM_REGISTRY } from '../abr/arms/index.js';
 import { resolveAttachOptions, type AttachOptions } from '../browser/attach-options.js';
 import { pageUrl, SammyAttachment } from '../browser/attachment.js';
@@ -27,7 +27,20 @@ import { armParam } from '../browser/player-config.js';
 import { bufferedAheadS, byteLength, guarded, type ChunkRequest, type PlaybackCore } from '../browser/playback.js';
 import { SammyAbrManager } from './abr-manager.js';
 
-const { RequestType, AdvancedRequestType } = shaka.net.NetworkingEngine;
+/**
+ * The values of Shaka's public request-type enums this adapter reads, typed against
+ * Shaka's own declarations (a wrong number does not compile). Read as numbers, not from
+ * a Shaka import, so the plugin never carries a Shaka of its own: the app's player is
+ * the only one in its bundle.
+ */
+const RequestType = { MANIFEST: 0, SEGMENT: 1 } as const satisfies {
+  MANIFEST: shaka.net.NetworkingEngine.RequestType.MANIFEST;
+  SEGMENT: shaka.net.NetworkingEngine.RequestType.SEGMENT;
+};
+const AdvancedRequestType = { INIT_SEGMENT: 0, MEDIA_SEGMENT: 1 } as const satisfies {
+  INIT_SEGMENT: shaka.net.NetworkingEngine.AdvancedRequestType.INIT_SEGMENT;
+  MEDIA_SEGMENT: shaka.net.NetworkingEngine.AdvancedRequestType.MEDIA_SEGMENT;
+};
 
 /** Shaka's configuration for the arm, from the attach on. */
 export function shakaConfig(o: Pick<AttachOptions, 'arm' | 'config'>): Record<string, unknown> {

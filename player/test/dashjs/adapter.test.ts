@@ -202,6 +202,17 @@ describe('attachSammy', () => {
     expect(handle.requests().map((r) => [r.phase, r.rtpKbps])).toEqual([['initial', null], ['playing', rtp]]);
   });
 
+  test('sammy: tb is never below the br the player wrote (a playlist BANDWIDTH above the nominal top, as hls.js writes on video and audio)', async () => {
+    const { player, handle } = attach('sammy');
+    await player.send(manifest);
+    player.video.presentFrame();
+    expect(handle.phase()).toBe('playing');
+    const peakBr = Math.round(TOP_KBPS * 1.45);
+    expect((await fetchChunk(player, 4, 2, { 'CMCD-Object': `br=${peakBr},ot=v`, 'CMCD-Status': 'bs' }))['CMCD-Object']).toBe(`br=${peakBr},ot=v,tb=${peakBr}`);
+    // A lower rung's br under the top: tb stays the top the rtp was computed from.
+    expect((await fetchChunk(player, 1, 3, { 'CMCD-Object': 'br=300,ot=v', 'CMCD-Status': 'bs' }))['CMCD-Object']).toBe(`br=300,ot=v,tb=${TOP_KBPS}`);
+  });
+
   test('sammy without segment sizes: ready rejects, the rule goes, requests pass untouched and are still recorded', async () => {
     const { player, handle, chunks, logs } = attach('sammy', () => ({ not: 'a sidecar' }));
     await player.send(manifest);
