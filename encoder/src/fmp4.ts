@@ -1,9 +1,11 @@
 /**
- * The real duration of a fragmented-MP4 media segment, read from its boxes (ISO/IEC
- * 14496-12): the init segment's `mdhd` timescale and `trex` default, and each
- * fragment's `tfhd` default and `trun` sample durations. The HLS playlists' EXTINF
- * values come from here, so they match what a player will append (an AAC segment is a
- * whole number of 1024-sample frames, never exactly the nominal 2 s).
+ * Reading fragmented-MP4 segments by their boxes (ISO/IEC 14496-12).
+ *  - The real duration of a media segment: the init segment's `mdhd` timescale and
+ *    `trex` default, and each fragment's `tfhd` default and `trun` sample durations.
+ *    The HLS playlists' EXTINF values come from here, so they match what a player will
+ *    append (an AAC segment is a whole number of 1024-sample frames, never exactly the
+ *    nominal 2 s).
+ *  - The channel count of an audio track, from its sample entry (the HLS CHANNELS).
  */
 import { EncoderError } from './errors.js';
 
@@ -14,7 +16,7 @@ interface Box {
   end: number;
 }
 
-const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'mvex', 'moof', 'traf']);
+const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'minf', 'stbl', 'mvex', 'moof', 'traf']);
 
 function boxesIn(view: DataView, start: number, end: number, what: string): Box[] {
   const out: Box[] = [];
@@ -101,4 +103,26 @@ export function segmentDurationS(segment: Uint8Array, timing: TrackTiming, what 
     }
   }
   return ticks / timing.timescale;
+}
+
+/**
+ * The channel count of an audio track: its `AudioSampleEntry` channelcount (what the
+ * file itself declares, so the playlist cannot disagree with the media). Null for a
+ * track that is not sound (`hdlr` type other than `soun`).
+ */
+export function audioChannelCount(init: Uint8Array, what = 'init segment'): number | null {
+  const view = viewOf(init);
+  const hdlr = find(view, ['moov', 'trak', 'mdia', 'hdlr'], what)[0];
+  if (!hdlr) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: no moov/trak/mdia/hdlr box`);
+  // hdlr: FullBox header(4) pre_defined(4) handler_type(4).
+  const handler = String.fromCharCode(...init.subarray(hdlr.start + 8, hdlr.start + 12));
+  if (handler !== 'soun') return null;
+  const stsd = find(view, ['moov', 'trak', 'mdia', 'minf', 'stbl', 'stsd'], what)[0];
+  // stsd: FullBox header(4) entry_count(4), then the sample entries as boxes.
+  const entry = stsd ? boxesIn(view, stsd.start + 8, stsd.end, what)[0] : undefined;
+  // AudioSampleEntry: reserved(6) data_reference_index(2) reserved(8) channelcount(2).
+  if (!entry || entry.end - entry.start < 18) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: no audio sample entry in stsd`);
+  const channels = view.getUint16(entry.start + 16);
+  if (channels === 0) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: the ${entry.type} sample entry declares 0 channels`);
+  return channels;
 }

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readMpdRepresentations } from '../src/mpd.js';
 import { parseSegmentsSidecar } from '../src/sidecar.js';
+import { parseM3u8 } from './parse-hls.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '..', 'src', 'cli.ts');
@@ -30,6 +31,52 @@ function errorLines(stderr: string): string[] {
 
 function leftovers(parent: string): string[] {
   return existsSync(parent) ? readdirSync(parent) : [];
+}
+
+interface ProbedSegment {
+  sizeBytes: number;
+  durationS: number;
+}
+
+/**
+ * A representation's media segments as ffprobe sees them (not through the encoder's
+ * box reader): sizes on disk; durations from the packets' timestamps, each segment
+ * from its first packet to the next segment's first, the last to its last packet's end.
+ */
+function probeSegments(dir: string, id: string, uris: string[]): ProbedSegment[] {
+  const paths = uris.map((u) => join(dir, u));
+  const initPath = join(dir, `init-${id}.m4s`);
+  const probe = spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'packet=pos,pts_time,duration_time', '-of', 'json', `concat:${[initPath, ...paths].join('|')}`], { encoding: 'utf8' });
+  const packets = (JSON.parse(probe.stdout) as { packets: { pos: string; pts_time: string; duration_time?: string }[] }).packets;
+  // Byte ranges of each segment in the concatenation, after the init segment.
+  let at = statSync(initPath).size;
+  const ranges = paths.map((p) => {
+    const range = { from: at, to: at + statSync(p).size };
+    at = range.to;
+    return range;
+  });
+  const firstS = ranges.map(() => Infinity);
+  let endS = -Infinity;
+  for (const p of packets) {
+    const ptsS = Number(p.pts_time);
+    endS = Math.max(endS, ptsS + Number(p.duration_time ?? 0));
+    const k = ranges.findIndex((r) => Number(p.pos) >= r.from && Number(p.pos) < r.to);
+    firstS[k] = Math.min(firstS[k]!, ptsS);
+  }
+  return ranges.map((r, k) => ({ sizeBytes: r.to - r.from, durationS: (k + 1 < ranges.length ? firstS[k + 1]! : endS) - firstS[k]! }));
+}
+
+/** RFC 8216 4.1's peak segment bit rate, by brute force: the best run of segments lasting 0.5-1.5 target durations. */
+function rfcPeakBps(segments: ProbedSegment[], targetS: number): number {
+  let peakBps = 0;
+  for (let i = 0; i < segments.length; i++) {
+    for (let j = i; j < segments.length; j++) {
+      const run = segments.slice(i, j + 1);
+      const seconds = run.reduce((a, s) => a + s.durationS, 0);
+      if (seconds >= 0.5 * targetS - 1e-3 && seconds <= 1.5 * targetS + 1e-3) peakBps = Math.max(peakBps, (run.reduce((a, s) => a + s.sizeBytes, 0) * 8) / seconds);
+    }
+  }
+  return peakBps;
 }
 
 describeWithFfmpeg('encode --synthetic 8 with the lab ladder', () => {
@@ -104,26 +151,48 @@ describeWithFfmpeg('encode --synthetic 8 with the lab ladder', () => {
     expect(keyTimes).toEqual([0, 2, 4, 6]);
   });
 
-  test('HLS: the multivariant playlist lists every rung with its real peak and average bitrate, resolution and codecs', () => {
+  test('HLS: m3u8-parser reads the multivariant playlist: every rung with its average bitrate, resolution and codecs, the audio with CHANNELS', () => {
     const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
-    const text = readFileSync(join(out, 'manifest.m3u8'), 'utf8');
-    expect(text.startsWith('#EXTM3U\n')).toBe(true);
-    expect(text).toMatch(new RegExp(`#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",.*URI="media-${sidecar.audio!.id}\\.m3u8"`));
-    const variants = [...text.matchAll(/#EXT-X-STREAM-INF:(.*)\n(.*)/g)].map(([, attrs, uri]) => ({ attrs: attrs!, uri: uri! }));
+    const { manifest, warnings, mediaTags } = parseM3u8(readFileSync(join(out, 'manifest.m3u8'), 'utf8'));
+    expect(warnings).toEqual([]);
+    expect(mediaTags).toHaveLength(1);
+    expect(mediaTags[0]).toMatchObject({ TYPE: 'AUDIO', 'GROUP-ID': 'audio', URI: `media-${sidecar.audio!.id}.m3u8` });
+    // CHANNELS is what ffprobe finds in the audio stream (the source is stereo).
+    const probe = spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=channels', '-of', 'csv=p=0', `concat:${join(out, `init-${sidecar.audio!.id}.m4s`)}|${join(out, `chunk-${sidecar.audio!.id}-00001.m4s`)}`], { encoding: 'utf8' });
+    expect(probe.stdout.trim()).toBe('2');
+    expect(mediaTags[0]!.CHANNELS).toBe(probe.stdout.trim());
+    const variants = manifest.playlists!;
     expect(variants.map((v) => v.uri)).toEqual(sidecar.representations.map((r) => `media-${r.id}.m3u8`));
     const audioBits = sidecar.audio!.segmentSizesBytes.reduce((a, b) => a + b, 0) * 8;
     variants.forEach((v, i) => {
       const rep = sidecar.representations[i]!;
-      const peak = Number(/(?:^|,)BANDWIDTH=(\d+)/.exec(v.attrs)![1]);
-      const average = Number(/AVERAGE-BANDWIDTH=(\d+)/.exec(v.attrs)![1]);
-      // Average over 8 s of video plus the audio; the peak segment of capped VBR is above both.
+      const average = Number(v.attributes['AVERAGE-BANDWIDTH']);
+      // Average over 8 s of video plus the audio; the peak of capped VBR is above both.
       const expectedAverage = (rep.segmentSizesBytes.reduce((a, b) => a + b, 0) * 8 + audioBits) / 8;
-      expect(Math.abs(average / expectedAverage - 1)).toBeLessThan(0.02);
-      expect(peak).toBeGreaterThan(average);
-      expect(v.attrs).toContain(`RESOLUTION=${rep.width}x${rep.height}`);
-      expect(v.attrs).toMatch(/CODECS="avc1\.[0-9a-f]{6},mp4a\.40\.2"/);
-      expect(v.attrs).toContain('AUDIO="audio"');
+      expect(Math.abs(average / expectedAverage - 1)).toBeLessThan(0.01);
+      expect(v.attributes.BANDWIDTH).toBeGreaterThan(average);
+      expect(v.attributes.RESOLUTION).toEqual({ width: rep.width, height: rep.height });
+      expect(v.attributes.CODECS).toMatch(/^avc1\.[0-9a-f]{6},mp4a\.40\.2$/);
+      expect(v.attributes.AUDIO).toBe('audio');
     });
+  });
+
+  test("HLS: each variant's BANDWIDTH is within 5% of RFC 8216's peak, video plus audio, from the files as ffprobe reads them", () => {
+    const { manifest } = parseM3u8(readFileSync(join(out, 'manifest.m3u8'), 'utf8'));
+    const audioUri = parseM3u8(readFileSync(join(out, 'manifest.m3u8'), 'utf8')).mediaTags[0]!.URI!;
+    const peakOf = (uri: string): number => {
+      const media = parseM3u8(readFileSync(join(out, uri), 'utf8')).manifest;
+      const id = /^media-(.+)\.m3u8$/.exec(uri)![1]!;
+      const segments = probeSegments(out, id, media.segments.map((s) => s.uri));
+      // The probed durations agree with the playlist's EXTINF.
+      for (const [k, s] of segments.entries()) expect(Math.abs(s.durationS - media.segments[k]!.duration)).toBeLessThan(0.025);
+      return rfcPeakBps(segments, media.targetDuration!);
+    };
+    const audioPeakBps = peakOf(audioUri);
+    for (const v of manifest.playlists!) {
+      const expectedBps = peakOf(v.uri) + audioPeakBps;
+      expect(Math.abs(v.attributes.BANDWIDTH! / expectedBps - 1)).toBeLessThan(0.05);
+    }
   });
 
   test('HLS: each media playlist maps its init segment and lists every segment on disk with its real duration', () => {

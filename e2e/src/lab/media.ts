@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeLadder } from '@sammy/encoder/encode';
-import { MULTIVARIANT_PLAYLIST, writeHlsPlaylists } from '@sammy/encoder/hls';
+import { writeHlsPlaylists } from '@sammy/encoder/hls';
 import { resolveLadder } from '@sammy/encoder/ladder';
 import { DEFAULT_SEGMENT_DURATION_S, parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { CACHE_DIR } from './paths.js';
@@ -39,8 +39,9 @@ export async function ensureLabMedia(ladder: string, durationS: number, log: (li
         if (pct !== shown) log(`  encode ${(shown = pct)}%`);
       },
     });
-  } else if (!existsSync(join(dir, MULTIVARIANT_PLAYLIST))) {
-    // Cached before the encoder wrote HLS playlists: add them (reads the files, no re-encode).
+  } else {
+    // The playlists are read off the files, so rewriting them is cheap and keeps a
+    // cache from before the encoder wrote HLS, or wrote an older BANDWIDTH, current.
     writeHlsPlaylists(dir);
   }
   const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(sidecarPath, 'utf8')));
