@@ -3,13 +3,14 @@
  * only where ffmpeg is not installed (CI installs it).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readMpdRepresentations } from '../src/mpd.js';
 import { parseSegmentsSidecar } from '../src/sidecar.js';
+import { foldAudioTails } from '../src/tail.js';
 import { parseM3u8 } from './parse-hls.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -77,6 +78,13 @@ function rfcPeakBps(segments: ProbedSegment[], targetS: number): number {
     }
   }
   return peakBps;
+}
+
+/** Segments the MPD addresses for a representation: mediaPresentationDuration over its SegmentTemplate duration. */
+function mpdSegmentCount(mpd: string): number {
+  const [, minutes = '0', seconds = '0'] = /mediaPresentationDuration="PT(?:(\d+)M)?(?:([\d.]+)S)?"/.exec(mpd)!;
+  const template = /<SegmentTemplate timescale="(\d+)" duration="(\d+)"/.exec(mpd)!;
+  return Math.ceil((Number(minutes) * 60 + Number(seconds)) / (Number(template[2]) / Number(template[1])));
 }
 
 describeWithFfmpeg('encode --synthetic 8 with the lab ladder', () => {
@@ -192,6 +200,58 @@ describeWithFfmpeg('encode --synthetic 8 with the lab ladder', () => {
     for (const v of manifest.playlists!) {
       const expectedBps = peakOf(v.uri) + audioPeakBps;
       expect(Math.abs(v.attributes.BANDWIDTH! / expectedBps - 1)).toBeLessThan(0.05);
+    }
+  });
+
+  test('audio and video have the same segment count: on disk, in segments.json, in the playlists, and the count the MPD addresses', () => {
+    const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
+    const audioId = sidecar.audio!.id;
+    const addressed = mpdSegmentCount(readFileSync(join(out, 'manifest.mpd'), 'utf8'));
+    expect(addressed).toBe(4);
+    expect(sidecar.audio!.segmentSizesBytes).toHaveLength(addressed);
+    expect(readdirSync(out).filter((f) => f.startsWith(`chunk-${audioId}-`))).toHaveLength(addressed);
+    for (const id of [...sidecar.representations.map((r) => r.id), audioId]) {
+      expect(parseM3u8(readFileSync(join(out, `media-${id}.m3u8`), 'utf8')).manifest.segments).toHaveLength(addressed);
+    }
+  });
+
+  test("no audio is lost: the addressed segments reach the video's end, and the last one's sidx indexes all of it", () => {
+    const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
+    const id = sidecar.audio!.id;
+    const uris = sidecar.audio!.segmentSizesBytes.map((_, k) => `chunk-${id}-${String(k + 1).padStart(5, '0')}.m4s`);
+    const segments = probeSegments(out, id, uris);
+    // AAC starts with a priming frame 21 ms before zero; the frames reach 8 s.
+    expect(segments.reduce((a, s) => a + s.durationS, 0)).toBeGreaterThanOrEqual(8);
+    const last = readFileSync(join(out, uris.at(-1)!));
+    const moofs = [];
+    let sidxAt = -1;
+    for (let at = 0; at < last.length; at += last.readUInt32BE(at)) {
+      const type = last.toString('latin1', at + 4, at + 8);
+      if (type === 'moof') moofs.push(at);
+      if (type === 'sidx') sidxAt = at;
+    }
+    // The folded tail is a second fragment; one sidx reference spans both.
+    expect(moofs).toHaveLength(2);
+    const version = last[sidxAt + 8]!;
+    const refAt = sidxAt + 8 + 12 + (version === 0 ? 8 : 16) + 4;
+    expect(last.readUInt16BE(refAt - 2)).toBe(1);
+    expect(last.readUInt32BE(refAt) & 0x7fffffff).toBe(last.length - (sidxAt + last.readUInt32BE(sidxAt)));
+    const sidxTimescale = last.readUInt32BE(sidxAt + 16);
+    expect(last.readUInt32BE(refAt + 4) / sidxTimescale).toBeCloseTo(segments.at(-1)!.durationS, 3);
+  });
+
+  test('audio that runs on past the video is refused with a clear error, not folded into one oversized segment', () => {
+    const copy = join(parent, 'overhang');
+    cpSync(out, copy, { recursive: true });
+    try {
+      const reps = readMpdRepresentations(readFileSync(join(copy, 'manifest.mpd'), 'utf8'));
+      const audioId = reps.find((r) => r.contentType === 'audio')!.id;
+      // Two more 2 s audio segments than the video's 4.
+      copyFileSync(join(copy, `chunk-${audioId}-00002.m4s`), join(copy, `chunk-${audioId}-00005.m4s`));
+      copyFileSync(join(copy, `chunk-${audioId}-00003.m4s`), join(copy, `chunk-${audioId}-00006.m4s`));
+      expect(() => foldAudioTails(copy, reps, 4, 2)).toThrow(/the audio runs 4\.0\d s \(2 segments\) past the video's 4 segments/);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
     }
   });
 

@@ -23,11 +23,21 @@ export function mediaDirFor(ladder: string, durationS: number): string {
   return join(CACHE_DIR, 'media', `${ladder.replace(/[^\w-]/g, '_')}-${Math.ceil(durationS)}s`);
 }
 
+/**
+ * True for a ladder cached by an encoder that left the audio's last few milliseconds in
+ * a segment of their own (one audio segment more than the video, which the MPD never
+ * addresses): re-encoded, so the lab plays what the encoder writes now.
+ */
+function hasAudioTail(sidecar: SegmentsSidecar): boolean {
+  return sidecar.audio !== undefined && sidecar.audio.segmentSizesBytes.length !== sidecar.representations[0]!.segmentSizesBytes.length;
+}
+
 export async function ensureLabMedia(ladder: string, durationS: number, log: (line: string) => void): Promise<LabMedia> {
   const dir = mediaDirFor(ladder, durationS);
   const sidecarPath = join(dir, 'segments.json');
-  if (!existsSync(sidecarPath)) {
-    log(`encoding a ${Math.ceil(durationS)} s synthetic ${ladder} ladder into ${dir} (once; cached)`);
+  const cached = existsSync(sidecarPath) ? parseSegmentsSidecar(JSON.parse(readFileSync(sidecarPath, 'utf8'))) : null;
+  if (!cached || hasAudioTail(cached)) {
+    log(`encoding a ${Math.ceil(durationS)} s synthetic ${ladder} ladder into ${dir} (${cached ? 'the cached one has an audio tail segment' : 'once; cached'})`);
     let shown = -1;
     await encodeLadder({
       syntheticS: Math.ceil(durationS),
