@@ -2,8 +2,9 @@
  * `npm run encode`: a source into a DASH ladder (fMP4, SegmentTemplate, aligned
  * keyframes) plus `segments.json`, and CMAF HLS playlists over the same files. The
  * steps live in their own modules: the options' checks (options.ts), the plan and the
- * ffmpeg command (plan.ts), reading the MPD back (mpd.ts), the quality pass
- * (quality.ts), the HLS playlists (hls.ts) and the output folder (output.ts).
+ * ffmpeg command (plan.ts), reading the MPD back (mpd.ts), the audio's tail segment
+ * (tail.ts), the quality pass (quality.ts), the HLS playlists (hls.ts) and the output
+ * folder (output.ts).
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { donePartialOutput, prepareOutput, publish, startPartialOutput } from '.
 import { buildEncodeArgs, planRungs, planSource } from './plan.js';
 import { measureQuality, type QualityScores } from './quality.js';
 import type { SegmentsSidecar, SidecarAudio, SidecarRepresentation } from './sidecar.js';
+import { foldAudioTails } from './tail.js';
 
 export { abandonPartialOutputs } from './output.js';
 export type { EncodeOptions } from './options.js';
@@ -105,6 +107,11 @@ export async function encodeLadder(opts: EncodeOptions): Promise<EncodeResult> {
     );
     const mpdReps = readMpdRepresentations(readFileSync(join(tmpDir, 'manifest.mpd'), 'utf8'));
     const withFiles = videoRepresentations(mpdReps, rungs.length, tmpDir);
+    // Before anything lists the audio segments: the sidecar and the playlists then
+    // list the same count for audio and video, the count the MPD addresses.
+    for (const t of foldAudioTails(tmpDir, mpdReps, withFiles[0]!.files.media.length, opts.segmentS)) {
+      log(`audio ${t.id}: appended its last ${(t.durationS * 1000).toFixed(1)} ms (${t.foldedSegments} segment file${t.foldedSegments === 1 ? '' : 's'} past the video's) to segment ${withFiles[0]!.files.media.length}`);
+    }
     const withVmaf = ffmpegHasLibvmaf();
     if (!withVmaf) log('ffmpeg has no libvmaf: recording SSIM only');
     const top = withFiles[withFiles.length - 1]!;

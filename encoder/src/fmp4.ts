@@ -1,20 +1,26 @@
 /**
- * The real duration of a fragmented-MP4 media segment, read from its boxes (ISO/IEC
- * 14496-12): the init segment's `mdhd` timescale and `trex` default, and each
- * fragment's `tfhd` default and `trun` sample durations. The HLS playlists' EXTINF
- * values come from here, so they match what a player will append (an AAC segment is a
- * whole number of 1024-sample frames, never exactly the nominal 2 s).
+ * Reading and joining fragmented-MP4 segments by their boxes (ISO/IEC 14496-12).
+ *  - The real duration of a media segment: the init segment's `mdhd` timescale and
+ *    `trex` default, and each fragment's `tfhd` default and `trun` sample durations.
+ *    The HLS playlists' EXTINF values come from here, so they match what a player will
+ *    append (an AAC segment is a whole number of 1024-sample frames, never exactly the
+ *    nominal 2 s).
+ *  - The channel count of an audio track, from its sample entry (the HLS CHANNELS).
+ *  - Appending a segment's fragments to the segment before it (tail.ts folds the
+ *    audio's tiny last segment this way).
  */
 import { EncoderError } from './errors.js';
 
 interface Box {
   type: string;
+  /** Offset of the box's first byte (its header). */
+  at: number;
   /** Offset of the payload (after the header). */
   start: number;
   end: number;
 }
 
-const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'mvex', 'moof', 'traf']);
+const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'minf', 'stbl', 'mvex', 'moof', 'traf']);
 
 function boxesIn(view: DataView, start: number, end: number, what: string): Box[] {
   const out: Box[] = [];
@@ -30,14 +36,14 @@ function boxesIn(view: DataView, start: number, end: number, what: string): Box[
       size = end - at;
     }
     if (size < header || at + size > end) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: box ${JSON.stringify(type)} at byte ${at} overruns its parent`);
-    out.push({ type, start: at + header, end: at + size });
+    out.push({ type, at, start: at + header, end: at + size });
     at += size;
   }
   return out;
 }
 
 /** Every box of `path` (e.g. `['moov', 'trak', 'mdia', 'mdhd']`) below the top level. */
-function find(view: DataView, path: string[], what: string, from: Box = { type: '', start: 0, end: view.byteLength }): Box[] {
+function find(view: DataView, path: string[], what: string, from: Box = { type: '', at: 0, start: 0, end: view.byteLength }): Box[] {
   const [head, ...rest] = path;
   const matches = boxesIn(view, from.start, from.end, what).filter((b) => b.type === head);
   if (rest.length === 0) return matches;
@@ -69,8 +75,8 @@ export function trackTiming(init: Uint8Array, what = 'init segment'): TrackTimin
   return { timescale, defaultSampleDuration };
 }
 
-/** The media segment's duration in seconds: the sum of its samples' durations. */
-export function segmentDurationS(segment: Uint8Array, timing: TrackTiming, what = 'media segment'): number {
+/** The media segment's duration in `mdhd` timescale ticks: the sum of its samples' durations. */
+export function segmentDurationTicks(segment: Uint8Array, timing: TrackTiming, what = 'media segment'): number {
   const view = viewOf(segment);
   let ticks = 0;
   const trafs = find(view, ['moof', 'traf'], what);
@@ -100,5 +106,82 @@ export function segmentDurationS(segment: Uint8Array, timing: TrackTiming, what 
       for (let i = 0; i < count; i++) ticks += view.getUint32(at + i * perSample);
     }
   }
-  return ticks / timing.timescale;
+  return ticks;
+}
+
+/** The media segment's duration in seconds. */
+export function segmentDurationS(segment: Uint8Array, timing: TrackTiming, what = 'media segment'): number {
+  return segmentDurationTicks(segment, timing, what) / timing.timescale;
+}
+
+/**
+ * The channel count of an audio track: its `AudioSampleEntry` channelcount (what the
+ * file itself declares, so the playlist cannot disagree with the media). Null for a
+ * track that is not sound (`hdlr` type other than `soun`).
+ */
+export function audioChannelCount(init: Uint8Array, what = 'init segment'): number | null {
+  const view = viewOf(init);
+  const hdlr = find(view, ['moov', 'trak', 'mdia', 'hdlr'], what)[0];
+  if (!hdlr) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: no moov/trak/mdia/hdlr box`);
+  // hdlr: FullBox header(4) pre_defined(4) handler_type(4).
+  const handler = String.fromCharCode(...init.subarray(hdlr.start + 8, hdlr.start + 12));
+  if (handler !== 'soun') return null;
+  const stsd = find(view, ['moov', 'trak', 'mdia', 'minf', 'stbl', 'stsd'], what)[0];
+  // stsd: FullBox header(4) entry_count(4), then the sample entries as boxes.
+  const entry = stsd ? boxesIn(view, stsd.start + 8, stsd.end, what)[0] : undefined;
+  // AudioSampleEntry: reserved(6) data_reference_index(2) reserved(8) channelcount(2).
+  if (!entry || entry.end - entry.start < 18) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: no audio sample entry in stsd`);
+  const channels = view.getUint16(entry.start + 16);
+  if (channels === 0) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: the ${entry.type} sample entry declares 0 channels`);
+  return channels;
+}
+
+/**
+ * `segment` followed by the fragments (`moof` + `mdat`, and any other box but `styp`
+ * and `sidx`) of `tail`: one segment of several fragments, as CMAF allows. The
+ * fragments keep their own `tfdt` and sequence numbers, which already continue the
+ * segment's, and their `trun` offsets are relative to their `moof` (ffmpeg sets
+ * default-base-is-moof; a `tfhd` with an absolute base offset is refused), so they
+ * stay valid where they land. The segment's `sidx`, if any, grows its last reference
+ * by the bytes and the duration appended, so it still indexes the whole segment.
+ */
+export function appendFragments(segment: Uint8Array, tail: Uint8Array, timing: TrackTiming, what = 'media segment'): Uint8Array {
+  const tailView = viewOf(tail);
+  for (const tfhd of find(tailView, ['moof', 'traf', 'tfhd'], what)) {
+    if (tailView.getUint32(tfhd.start) & 0x1) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: tfhd has an absolute base_data_offset, which moving the fragment would break`);
+  }
+  const kept = boxesIn(tailView, 0, tail.byteLength, what).filter((b) => b.type !== 'styp' && b.type !== 'sidx');
+  if (!kept.some((b) => b.type === 'moof')) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: no moof box to append`);
+  const parts = kept.map((b) => tail.subarray(b.at, b.end));
+  const appendedBytes = parts.reduce((n, p) => n + p.byteLength, 0);
+  const out = new Uint8Array(segment.byteLength + appendedBytes);
+  out.set(segment, 0);
+  let at = segment.byteLength;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  const outView = viewOf(out);
+  const sidx = boxesIn(outView, 0, segment.byteLength, what).find((b) => b.type === 'sidx');
+  if (sidx) growLastSidxReference(outView, sidx, appendedBytes, segmentDurationTicks(tail, timing, what), timing.timescale, what);
+  return out;
+}
+
+/** Adds `bytes` and `ticks` (in `timescale`) to the last reference of a `sidx` box, in place. */
+function growLastSidxReference(view: DataView, sidx: Box, bytes: number, ticks: number, timescale: number, what: string): void {
+  // sidx: FullBox header(4) reference_ID(4) timescale(4), then earliest_presentation_time
+  // and first_offset (4 bytes each in version 0, 8 in version 1), reserved(2)
+  // reference_count(2), and 12 bytes per reference: type(1 bit) + size(31), duration(4), SAP(4).
+  const version = view.getUint8(sidx.start);
+  const sidxTimescale = view.getUint32(sidx.start + 8);
+  const countAt = sidx.start + 12 + (version === 0 ? 8 : 16) + 2;
+  const count = view.getUint16(countAt);
+  if (count === 0 || countAt + 2 + count * 12 > sidx.end) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: sidx has no usable reference`);
+  const ref = countAt + 2 + (count - 1) * 12;
+  const typeAndSize = view.getUint32(ref);
+  if (typeAndSize & 0x80000000) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: the last sidx reference points to another sidx`);
+  const size = typeAndSize + bytes;
+  if (size > 0x7fffffff) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: the joined segment is too large for its sidx`);
+  view.setUint32(ref, size);
+  view.setUint32(ref + 4, view.getUint32(ref + 4) + Math.round((ticks * sidxTimescale) / timescale));
 }

@@ -5,16 +5,19 @@
  * representation (EXT-X-MAP to its init segment, one EXTINF per media segment).
  *
  * Every number comes from the files on disk: EXTINF is the segment's real duration
- * (its `trun` samples, fmp4.ts); BANDWIDTH is the peak segment bit rate of the video
- * rung plus that of the audio (RFC 8216 4.3.4.2: the largest sum of peak segment bit
- * rates of a playable combination), AVERAGE-BANDWIDTH the same over the whole stream.
- * Capped VBR makes the peak ~1.5x the nominal bitrate, so BANDWIDTH is well above the
+ * (its `trun` samples, fmp4.ts), CHANNELS the audio sample entry's channel count.
+ * BANDWIDTH is the video rung's peak segment bit rate plus the audio's, and
+ * AVERAGE-BANDWIDTH the sum of their average segment bit rates (RFC 8216 4.3.4.2: the
+ * largest sum over a playable combination, here the one video and the one audio). The
+ * peak is the RFC's (4.1), not the largest single segment: the highest bit rate of any
+ * run of consecutive segments lasting half to one and a half target durations, so a
+ * very short segment never sets it alone. Capped VBR still puts it well above the
  * MPD's @bandwidth; players that rank rungs by it still rank them in the same order.
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { EncoderError } from './errors.js';
-import { segmentDurationS, trackTiming } from './fmp4.js';
+import { audioChannelCount, segmentDurationS, trackTiming } from './fmp4.js';
 import { readMpdRepresentations, segmentFiles, type MpdRepresentation } from './mpd.js';
 
 export const MULTIVARIANT_PLAYLIST = 'manifest.m3u8';
@@ -41,29 +44,77 @@ export interface HlsRendition {
   width: number;
   height: number;
   frameRate: number | null;
+  /** Audio channels (the init segment's sample entry); null for video. */
+  channels: number | null;
 }
 
-/** Peak and average bit rate of a rendition's media segments (bits per second). */
-export function renditionBitrates(r: Pick<HlsRendition, 'segments'>): { peakBps: number; averageBps: number } {
-  let peakBps = 0;
-  let bits = 0;
-  let seconds = 0;
-  for (const s of r.segments) {
-    if (s.durationS > 0) peakBps = Math.max(peakBps, (s.sizeBytes * 8) / s.durationS);
-    bits += s.sizeBytes * 8;
-    seconds += s.durationS;
+/** Throws unless every segment has a positive finite duration and size (a broken file, not a rounding). */
+function checkSegments(segments: HlsSegment[], what: string): void {
+  if (segments.length === 0) throw new EncoderError('ENC_FFMPEG_FAILED', `no media segments for ${what}`);
+  for (const s of segments) {
+    if (!(Number.isFinite(s.durationS) && s.durationS > 0)) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: segment ${s.uri} has no duration (${s.durationS} s)`);
+    if (!(Number.isInteger(s.sizeBytes) && s.sizeBytes > 0)) throw new EncoderError('ENC_FFMPEG_FAILED', `${what}: segment ${s.uri} has no bytes (${s.sizeBytes})`);
   }
-  return { peakBps: Math.ceil(peakBps), averageBps: seconds > 0 ? Math.ceil(bits / seconds) : 0 };
 }
 
-/** A VOD media playlist. TARGETDURATION is the longest EXTINF rounded to the nearest integer (RFC 8216 4.3.3.1). */
+/**
+ * EXT-X-TARGETDURATION: every EXTINF rounded to the nearest integer must not exceed it
+ * (RFC 8216 4.3.3.1), so the longest one rounded; at least 1.
+ */
+export function targetDurationS(segments: Pick<HlsSegment, 'durationS'>[]): number {
+  return Math.max(1, ...segments.map((s) => Math.round(s.durationS)));
+}
+
+/** Allowance for float sums of exact sample durations at the window's edges. */
+const DURATION_EPSILON_S = 1e-9;
+
+/**
+ * The peak segment bit rate of a media playlist (RFC 8216 4.1), bits per second: the
+ * highest bits / seconds of any run of consecutive segments whose total duration is
+ * within [0.5, 1.5] x the target duration. A segment much shorter than the others only
+ * counts with its neighbours, so a few hundred bytes in 10 ms cannot pass for the peak.
+ * A playlist with no such run (shorter in all than half a target duration) has the
+ * whole playlist's rate as its peak.
+ */
+export function peakSegmentBitrateBps(segments: HlsSegment[], what = 'media playlist'): number {
+  checkSegments(segments, what);
+  const targetS = targetDurationS(segments);
+  const minS = 0.5 * targetS - DURATION_EPSILON_S;
+  const maxS = 1.5 * targetS + DURATION_EPSILON_S;
+  let peakBps = 0;
+  for (let first = 0; first < segments.length; first++) {
+    let bits = 0;
+    let seconds = 0;
+    for (let last = first; last < segments.length; last++) {
+      bits += segments[last]!.sizeBytes * 8;
+      seconds += segments[last]!.durationS;
+      if (seconds > maxS) break;
+      if (seconds >= minS) peakBps = Math.max(peakBps, bits / seconds);
+    }
+  }
+  return peakBps > 0 ? peakBps : averageSegmentBitrateBps(segments, what);
+}
+
+/** The average segment bit rate of a media playlist (RFC 8216 4.1): all its bits over its whole duration. */
+export function averageSegmentBitrateBps(segments: HlsSegment[], what = 'media playlist'): number {
+  checkSegments(segments, what);
+  const bits = segments.reduce((sum, s) => sum + s.sizeBytes * 8, 0);
+  return bits / segments.reduce((sum, s) => sum + s.durationS, 0);
+}
+
+/** Peak and average segment bit rate of a rendition's media playlist, whole bits per second (rounded up). */
+export function renditionBitrates(r: Pick<HlsRendition, 'id' | 'segments'>): { peakBps: number; averageBps: number } {
+  const what = `representation ${r.id}`;
+  return { peakBps: Math.ceil(peakSegmentBitrateBps(r.segments, what)), averageBps: Math.ceil(averageSegmentBitrateBps(r.segments, what)) };
+}
+
+/** A VOD media playlist. */
 export function mediaPlaylist(r: Pick<HlsRendition, 'initUri' | 'segments'>): string {
-  if (r.segments.length === 0) throw new EncoderError('ENC_FFMPEG_FAILED', `no media segments for ${r.initUri}`);
-  const target = Math.max(1, ...r.segments.map((s) => Math.round(s.durationS)));
+  checkSegments(r.segments, r.initUri);
   const lines = [
     '#EXTM3U',
     `#EXT-X-VERSION:${HLS_VERSION}`,
-    `#EXT-X-TARGETDURATION:${target}`,
+    `#EXT-X-TARGETDURATION:${targetDurationS(r.segments)}`,
     '#EXT-X-MEDIA-SEQUENCE:1',
     '#EXT-X-PLAYLIST-TYPE:VOD',
     '#EXT-X-INDEPENDENT-SEGMENTS',
@@ -81,7 +132,13 @@ export function multivariantPlaylist(video: HlsRendition[], audio: HlsRendition 
   const lines = ['#EXTM3U', `#EXT-X-VERSION:${HLS_VERSION}`, '#EXT-X-INDEPENDENT-SEGMENTS'];
   const audioRates = audio ? renditionBitrates(audio) : { peakBps: 0, averageBps: 0 };
   if (audio) {
-    lines.push(`#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="${AUDIO_GROUP}",NAME="audio",DEFAULT=YES,AUTOSELECT=YES,URI="${mediaPlaylistName(audio.id)}"`);
+    // CHANNELS (RFC 8216 4.3.4.1): the most channels any of the rendition's segments
+    // carries; one audio stream, so its sample entry's count. Players use it to pick a
+    // rendition their output can play.
+    if (audio.channels === null) throw new EncoderError('ENC_FFMPEG_FAILED', `audio representation ${audio.id}: its init segment is not a sound track`);
+    lines.push(
+      `#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="${AUDIO_GROUP}",NAME="audio",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="${audio.channels}",URI="${mediaPlaylistName(audio.id)}"`,
+    );
   }
   for (const v of video) {
     const rates = renditionBitrates(v);
@@ -102,7 +159,8 @@ export function multivariantPlaylist(video: HlsRendition[], audio: HlsRendition 
 function renditionOf(dir: string, rep: MpdRepresentation): HlsRendition {
   const files = segmentFiles(dir, rep.id);
   if (files.media.length === 0) throw new EncoderError('ENC_FFMPEG_FAILED', `representation ${rep.id} has no media segments in ${dir}`);
-  const timing = trackTiming(readFileSync(files.init), files.init);
+  const init = readFileSync(files.init);
+  const timing = trackTiming(init, files.init);
   return {
     id: rep.id,
     contentType: rep.contentType,
@@ -112,6 +170,7 @@ function renditionOf(dir: string, rep: MpdRepresentation): HlsRendition {
     width: rep.width,
     height: rep.height,
     frameRate: rep.frameRate,
+    channels: rep.contentType === 'audio' ? audioChannelCount(init, files.init) : null,
   };
 }
 

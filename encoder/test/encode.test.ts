@@ -3,13 +3,15 @@
  * only where ffmpeg is not installed (CI installs it).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readMpdRepresentations } from '../src/mpd.js';
 import { parseSegmentsSidecar } from '../src/sidecar.js';
+import { foldAudioTails } from '../src/tail.js';
+import { parseM3u8 } from './parse-hls.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '..', 'src', 'cli.ts');
@@ -30,6 +32,59 @@ function errorLines(stderr: string): string[] {
 
 function leftovers(parent: string): string[] {
   return existsSync(parent) ? readdirSync(parent) : [];
+}
+
+interface ProbedSegment {
+  sizeBytes: number;
+  durationS: number;
+}
+
+/**
+ * A representation's media segments as ffprobe sees them (not through the encoder's
+ * box reader): sizes on disk; durations from the packets' timestamps, each segment
+ * from its first packet to the next segment's first, the last to its last packet's end.
+ */
+function probeSegments(dir: string, id: string, uris: string[]): ProbedSegment[] {
+  const paths = uris.map((u) => join(dir, u));
+  const initPath = join(dir, `init-${id}.m4s`);
+  const probe = spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'packet=pos,pts_time,duration_time', '-of', 'json', `concat:${[initPath, ...paths].join('|')}`], { encoding: 'utf8' });
+  const packets = (JSON.parse(probe.stdout) as { packets: { pos: string; pts_time: string; duration_time?: string }[] }).packets;
+  // Byte ranges of each segment in the concatenation, after the init segment.
+  let at = statSync(initPath).size;
+  const ranges = paths.map((p) => {
+    const range = { from: at, to: at + statSync(p).size };
+    at = range.to;
+    return range;
+  });
+  const firstS = ranges.map(() => Infinity);
+  let endS = -Infinity;
+  for (const p of packets) {
+    const ptsS = Number(p.pts_time);
+    endS = Math.max(endS, ptsS + Number(p.duration_time ?? 0));
+    const k = ranges.findIndex((r) => Number(p.pos) >= r.from && Number(p.pos) < r.to);
+    firstS[k] = Math.min(firstS[k]!, ptsS);
+  }
+  return ranges.map((r, k) => ({ sizeBytes: r.to - r.from, durationS: (k + 1 < ranges.length ? firstS[k + 1]! : endS) - firstS[k]! }));
+}
+
+/** RFC 8216 4.1's peak segment bit rate, by brute force: the best run of segments lasting 0.5-1.5 target durations. */
+function rfcPeakBps(segments: ProbedSegment[], targetS: number): number {
+  let peakBps = 0;
+  for (let i = 0; i < segments.length; i++) {
+    for (let j = i; j < segments.length; j++) {
+      const run = segments.slice(i, j + 1);
+      const seconds = run.reduce((a, s) => a + s.durationS, 0);
+      if (seconds >= 0.5 * targetS - 1e-3 && seconds <= 1.5 * targetS + 1e-3) peakBps = Math.max(peakBps, (run.reduce((a, s) => a + s.sizeBytes, 0) * 8) / seconds);
+    }
+  }
+  return peakBps;
+}
+
+/** Segments the MPD addresses for a representation: mediaPresentationDuration over its SegmentTemplate duration. */
+function mpdSegmentCount(mpd: string): number {
+  const [, minutes = '0', seconds = '0'] = /mediaPresentationDuration="PT(?:(\d+)M)?(?:([\d.]+)S)?"/.exec(mpd)!;
+  const template = /<SegmentTemplate timescale="(\d+)" duration="(\d+)"/.exec(mpd)!;
+  return Math.ceil((Number(minutes) * 60 + Number(seconds)) / (Number(template[2]) / Number(template[1])));
 }
 
 describeWithFfmpeg('encode --synthetic 8 with the lab ladder', () => {
@@ -104,26 +159,100 @@ describeWithFfmpeg('encode --synthetic 8 with the lab ladder', () => {
     expect(keyTimes).toEqual([0, 2, 4, 6]);
   });
 
-  test('HLS: the multivariant playlist lists every rung with its real peak and average bitrate, resolution and codecs', () => {
+  test('HLS: m3u8-parser reads the multivariant playlist: every rung with its average bitrate, resolution and codecs, the audio with CHANNELS', () => {
     const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
-    const text = readFileSync(join(out, 'manifest.m3u8'), 'utf8');
-    expect(text.startsWith('#EXTM3U\n')).toBe(true);
-    expect(text).toMatch(new RegExp(`#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",.*URI="media-${sidecar.audio!.id}\\.m3u8"`));
-    const variants = [...text.matchAll(/#EXT-X-STREAM-INF:(.*)\n(.*)/g)].map(([, attrs, uri]) => ({ attrs: attrs!, uri: uri! }));
+    const { manifest, warnings, mediaTags } = parseM3u8(readFileSync(join(out, 'manifest.m3u8'), 'utf8'));
+    expect(warnings).toEqual([]);
+    expect(mediaTags).toHaveLength(1);
+    expect(mediaTags[0]).toMatchObject({ TYPE: 'AUDIO', 'GROUP-ID': 'audio', URI: `media-${sidecar.audio!.id}.m3u8` });
+    // CHANNELS is what ffprobe finds in the audio stream (the source is stereo).
+    const probe = spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=channels', '-of', 'csv=p=0', `concat:${join(out, `init-${sidecar.audio!.id}.m4s`)}|${join(out, `chunk-${sidecar.audio!.id}-00001.m4s`)}`], { encoding: 'utf8' });
+    expect(probe.stdout.trim()).toBe('2');
+    expect(mediaTags[0]!.CHANNELS).toBe(probe.stdout.trim());
+    const variants = manifest.playlists!;
     expect(variants.map((v) => v.uri)).toEqual(sidecar.representations.map((r) => `media-${r.id}.m3u8`));
     const audioBits = sidecar.audio!.segmentSizesBytes.reduce((a, b) => a + b, 0) * 8;
     variants.forEach((v, i) => {
       const rep = sidecar.representations[i]!;
-      const peak = Number(/(?:^|,)BANDWIDTH=(\d+)/.exec(v.attrs)![1]);
-      const average = Number(/AVERAGE-BANDWIDTH=(\d+)/.exec(v.attrs)![1]);
-      // Average over 8 s of video plus the audio; the peak segment of capped VBR is above both.
+      const average = Number(v.attributes['AVERAGE-BANDWIDTH']);
+      // Average over 8 s of video plus the audio; the peak of capped VBR is above both.
       const expectedAverage = (rep.segmentSizesBytes.reduce((a, b) => a + b, 0) * 8 + audioBits) / 8;
-      expect(Math.abs(average / expectedAverage - 1)).toBeLessThan(0.02);
-      expect(peak).toBeGreaterThan(average);
-      expect(v.attrs).toContain(`RESOLUTION=${rep.width}x${rep.height}`);
-      expect(v.attrs).toMatch(/CODECS="avc1\.[0-9a-f]{6},mp4a\.40\.2"/);
-      expect(v.attrs).toContain('AUDIO="audio"');
+      expect(Math.abs(average / expectedAverage - 1)).toBeLessThan(0.01);
+      expect(v.attributes.BANDWIDTH).toBeGreaterThan(average);
+      expect(v.attributes.RESOLUTION).toEqual({ width: rep.width, height: rep.height });
+      expect(v.attributes.CODECS).toMatch(/^avc1\.[0-9a-f]{6},mp4a\.40\.2$/);
+      expect(v.attributes.AUDIO).toBe('audio');
     });
+  });
+
+  test("HLS: each variant's BANDWIDTH is within 5% of RFC 8216's peak, video plus audio, from the files as ffprobe reads them", () => {
+    const { manifest } = parseM3u8(readFileSync(join(out, 'manifest.m3u8'), 'utf8'));
+    const audioUri = parseM3u8(readFileSync(join(out, 'manifest.m3u8'), 'utf8')).mediaTags[0]!.URI!;
+    const peakOf = (uri: string): number => {
+      const media = parseM3u8(readFileSync(join(out, uri), 'utf8')).manifest;
+      const id = /^media-(.+)\.m3u8$/.exec(uri)![1]!;
+      const segments = probeSegments(out, id, media.segments.map((s) => s.uri));
+      // The probed durations agree with the playlist's EXTINF.
+      for (const [k, s] of segments.entries()) expect(Math.abs(s.durationS - media.segments[k]!.duration)).toBeLessThan(0.025);
+      return rfcPeakBps(segments, media.targetDuration!);
+    };
+    const audioPeakBps = peakOf(audioUri);
+    for (const v of manifest.playlists!) {
+      const expectedBps = peakOf(v.uri) + audioPeakBps;
+      expect(Math.abs(v.attributes.BANDWIDTH! / expectedBps - 1)).toBeLessThan(0.05);
+    }
+  });
+
+  test('audio and video have the same segment count: on disk, in segments.json, in the playlists, and the count the MPD addresses', () => {
+    const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
+    const audioId = sidecar.audio!.id;
+    const addressed = mpdSegmentCount(readFileSync(join(out, 'manifest.mpd'), 'utf8'));
+    expect(addressed).toBe(4);
+    expect(sidecar.audio!.segmentSizesBytes).toHaveLength(addressed);
+    expect(readdirSync(out).filter((f) => f.startsWith(`chunk-${audioId}-`))).toHaveLength(addressed);
+    for (const id of [...sidecar.representations.map((r) => r.id), audioId]) {
+      expect(parseM3u8(readFileSync(join(out, `media-${id}.m3u8`), 'utf8')).manifest.segments).toHaveLength(addressed);
+    }
+  });
+
+  test("no audio is lost: the addressed segments reach the video's end, and the last one's sidx indexes all of it", () => {
+    const sidecar = parseSegmentsSidecar(JSON.parse(readFileSync(join(out, 'segments.json'), 'utf8')));
+    const id = sidecar.audio!.id;
+    const uris = sidecar.audio!.segmentSizesBytes.map((_, k) => `chunk-${id}-${String(k + 1).padStart(5, '0')}.m4s`);
+    const segments = probeSegments(out, id, uris);
+    // AAC starts with a priming frame 21 ms before zero; the frames reach 8 s.
+    expect(segments.reduce((a, s) => a + s.durationS, 0)).toBeGreaterThanOrEqual(8);
+    const last = readFileSync(join(out, uris.at(-1)!));
+    const moofs = [];
+    let sidxAt = -1;
+    for (let at = 0; at < last.length; at += last.readUInt32BE(at)) {
+      const type = last.toString('latin1', at + 4, at + 8);
+      if (type === 'moof') moofs.push(at);
+      if (type === 'sidx') sidxAt = at;
+    }
+    // The folded tail is a second fragment; one sidx reference spans both.
+    expect(moofs).toHaveLength(2);
+    const version = last[sidxAt + 8]!;
+    const refAt = sidxAt + 8 + 12 + (version === 0 ? 8 : 16) + 4;
+    expect(last.readUInt16BE(refAt - 2)).toBe(1);
+    expect(last.readUInt32BE(refAt) & 0x7fffffff).toBe(last.length - (sidxAt + last.readUInt32BE(sidxAt)));
+    const sidxTimescale = last.readUInt32BE(sidxAt + 16);
+    expect(last.readUInt32BE(refAt + 4) / sidxTimescale).toBeCloseTo(segments.at(-1)!.durationS, 3);
+  });
+
+  test('audio that runs on past the video is refused with a clear error, not folded into one oversized segment', () => {
+    const copy = join(parent, 'overhang');
+    cpSync(out, copy, { recursive: true });
+    try {
+      const reps = readMpdRepresentations(readFileSync(join(copy, 'manifest.mpd'), 'utf8'));
+      const audioId = reps.find((r) => r.contentType === 'audio')!.id;
+      // Two more 2 s audio segments than the video's 4.
+      copyFileSync(join(copy, `chunk-${audioId}-00002.m4s`), join(copy, `chunk-${audioId}-00005.m4s`));
+      copyFileSync(join(copy, `chunk-${audioId}-00003.m4s`), join(copy, `chunk-${audioId}-00006.m4s`));
+      expect(() => foldAudioTails(copy, reps, 4, 2)).toThrow(/the audio runs 4\.0\d s \(2 segments\) past the video's 4 segments/);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   test('HLS: each media playlist maps its init segment and lists every segment on disk with its real duration', () => {
