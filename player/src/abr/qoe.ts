@@ -32,6 +32,9 @@ export interface PlayedSegment {
   ssim: number | null;
 }
 
+/** A chunk that came over the network: the throughput summaries are of the link, and a cached answer measures none. */
+const crossedNetwork = (c: ChunkRecord): boolean => c.notFromNetwork === undefined;
+
 /**
  * The segments that were played, in media order, each with the chunk that was in the
  * buffer for it (the last one downloaded for that index).
@@ -80,8 +83,8 @@ export function summarizeSession(input: SessionSummaryInput): SessionQoE {
     avgBitrateKbps: playedS > 0 ? played.reduce((s, p) => s + p.bitrateKbps * p.playedS, 0) / playedS : 0,
     avgQuality: ssimS > 0 ? withSsim.reduce((s, p) => s + p.ssim! * p.playedS, 0) / ssimS : null,
     switchCount,
-    initialThroughputKbps: aggregateKbps(input.chunks.filter((c) => c.phase === 'initial')),
-    chunkThroughputKbps: aggregateKbps(input.chunks.filter((c) => c.phase === 'playing')),
+    initialThroughputKbps: aggregateKbps(input.chunks.filter((c) => c.phase === 'initial' && crossedNetwork(c))),
+    chunkThroughputKbps: aggregateKbps(input.chunks.filter((c) => c.phase === 'playing' && crossedNetwork(c))),
     chunks: input.chunks,
     config: input.config,
     ...(input.mediaErrors === undefined ? {} : { mediaErrors: input.mediaErrors }),

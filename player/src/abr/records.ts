@@ -40,6 +40,13 @@ export interface ChunkRecord {
   reason?: string;
   /** Extra: bytes of an earlier request for this segment that was given up (a stalled download, or dash.js's abandonment); absent or 0 if none. */
   abandonedBytes?: number;
+  /**
+   * Extra: the chunk did not cross the network (the browser's cache answered, or its
+   * timing is one no link produces): it played, but it is neither a throughput sample
+   * nor a history entry, and no server applied a rate to it (`appliedRateKbps` null).
+   * Absent for a chunk that came over the network.
+   */
+  notFromNetwork?: 'browser-cache' | 'implausible-timing';
   /** Extra: the fade hold after this chunk: how long the next request waited (the Sammy core's `bufferTarget`); absent if none. */
   holdS?: number;
 }

@@ -28,8 +28,21 @@ import { brOf, rtpOf, withDeclaredFloor, withRtp, withTb } from './cmcd-status.j
 import type { SentRequest } from './options.js';
 import { armParam, type PlayerConfig } from './player-config.js';
 import { QoeCollector } from './qoe-collector.js';
-import { resourceTiming } from './resource-timing.js';
+import { resourceTiming, type ChunkTiming } from './resource-timing.js';
 import { appliedRateKbps } from './server-timing.js';
+
+/**
+ * Above this a chunk's measured rate is no link's (a cached answer timed by a player
+ * that cannot tell): 10 Gbit/s, faster than loopback chunks measure here (under 0.1 Gbit/s).
+ */
+export const MAX_LINK_KBPS = 10_000_000;
+
+/** Why a chunk did not cross the network, or null when it did (or nothing says otherwise). */
+export function notFromNetworkReason(timing: ChunkTiming | null, sizeBytes: number, downloadS: number): ChunkRecord['notFromNetwork'] | null {
+  if (timing?.fromCache === true) return 'browser-cache';
+  if (!(downloadS > 0) || (sizeBytes * 8) / 1000 / downloadS > MAX_LINK_KBPS) return 'implausible-timing';
+  return null;
+}
 
 export interface PlaybackOptions {
   video: HTMLVideoElement;
@@ -314,6 +327,7 @@ export class PlaybackCore {
     const playerMs = resp.playerDownloadMs;
     const timing = resourceTiming(req.url);
     const downloadS = timing?.downloadS ?? (typeof playerMs === 'number' && playerMs > 0 ? playerMs : now() - req.startMs) / 1000;
+    const notFromNetwork = notFromNetworkReason(timing, sizeBytes, downloadS);
     const record: ChunkRecord = {
       index: req.index,
       rung: req.rung,
@@ -323,7 +337,8 @@ export class PlaybackCore {
       throughputKbps: (sizeBytes * 8) / 1000 / downloadS,
       phase: req.phase,
       rtpKbps: req.rtpKbps,
-      appliedRateKbps: appliedRateKbps(resp.serverTiming),
+      // A cached answer replays the Server-Timing of the fetch that filled the cache.
+      appliedRateKbps: notFromNetwork ? null : appliedRateKbps(resp.serverTiming),
       bufferBeforeS: req.bufferBeforeS,
       // Eq. 2.2: the buffer when the chunk arrived, plus the chunk (not yet appended).
       bufferAfterS: this.bufferS() + this.segmentDurationS,
@@ -331,9 +346,11 @@ export class PlaybackCore {
       paceFloorKbps: req.paceFloorKbps,
       ...(req.reason === undefined ? {} : { reason: req.reason }),
       ...(this.abandonedBytes.has(req.index) ? { abandonedBytes: this.abandonedBytes.get(req.index)! } : {}),
+      ...(notFromNetwork ? { notFromNetwork } : {}),
     };
     this.abandonedBytes.delete(req.index);
-    this.session?.addSample({ sizeBytes, downloadS, phase: req.phase, rtpKbps: req.rtpKbps, firstByteS: timing?.firstByteS ?? null });
+    // The estimate and the history are of the link: a chunk that never crossed it says nothing of it.
+    if (!notFromNetwork) this.session?.addSample({ sizeBytes, downloadS, phase: req.phase, rtpKbps: req.rtpKbps, firstByteS: timing?.firstByteS ?? null });
     this.applyBufferTarget(record);
     this.collector.addChunk(record);
     this.o.onChunk(record);

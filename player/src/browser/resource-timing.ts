@@ -10,6 +10,14 @@ export interface ChunkTiming {
   downloadS: number;
   /** Request sent to first byte (the round trip and the server's start); null when the entry has none. */
   firstByteS: number | null;
+  /**
+   * The body came from the browser's own cache, not over the network: Resource Timing's
+   * `transferSize` (headers and body as they crossed the network) is below the body's
+   * size: 0 for a cache hit, the headers' few hundred bytes for a hit revalidated with a
+   * 304 (which a player sees as a 200). Null when the entry says neither: a
+   * cross-origin answer without `Timing-Allow-Origin` hides both sizes.
+   */
+  fromCache: boolean | null;
 }
 
 /** The latest fetch of `url`, from request to first and last byte; null when the browser has no entry. */
@@ -22,7 +30,11 @@ export function resourceTiming(url: string): ChunkTiming | null {
   const ms = e.responseEnd - start;
   if (!(ms > 0)) return null;
   const firstMs = e.responseStart - start;
-  return { downloadS: ms / 1000, firstByteS: e.responseStart > 0 && firstMs >= 0 && firstMs <= ms ? firstMs / 1000 : null };
+  return {
+    downloadS: ms / 1000,
+    firstByteS: e.responseStart > 0 && firstMs >= 0 && firstMs <= ms ? firstMs / 1000 : null,
+    fromCache: e.encodedBodySize > 0 ? e.transferSize < e.encodedBodySize : e.transferSize > 0 ? false : null,
+  };
 }
 
 /** Resource Timing keeps 250 entries by default; a long session makes more. */

@@ -213,6 +213,59 @@ describe('attachSammy', () => {
     expect((await fetchChunk(player, 1, 3, { 'CMCD-Object': 'br=300,ot=v', 'CMCD-Status': 'bs' }))['CMCD-Object']).toBe(`br=300,ot=v,tb=${TOP_KBPS}`);
   });
 
+  describe('answers that did not cross the network', () => {
+    /** Resource Timing entries by URL, as the browser would list them. */
+    const entries = new Map<string, Partial<PerformanceResourceTiming>>();
+    let spy: jest.SpiedFunction<typeof performance.getEntriesByName>;
+    beforeEach(() => {
+      entries.clear();
+      spy = jest.spyOn(performance, 'getEntriesByName').mockImplementation((name) => {
+        const e = entries.get(name);
+        return e ? [{ startTime: 1, requestStart: 1, responseStart: 5, responseEnd: 21, ...e } as PerformanceEntry] : [];
+      });
+    });
+    afterEach(() => spy.mockRestore());
+    const at = (rung: number, segment: number) => `http://127.0.0.1:8080/media/chunk-${rung}-${String(segment).padStart(5, '0')}.m4s`;
+
+    test.each([
+      ['the cache answered (transferSize 0)', { transferSize: 0, encodedBodySize: 1000 }, 'browser-cache'],
+      ['the cache answered after a 304 (only headers crossed)', { transferSize: 310, encodedBodySize: 1000 }, 'browser-cache'],
+      ['the network answered', { transferSize: 1310, encodedBodySize: 1000 }, undefined],
+      ['a cross-origin entry without sizes', { transferSize: 0, encodedBodySize: 0 }, undefined],
+      ['a timing no link produces (1000 bytes in 0.1 ns)', { transferSize: 1310, encodedBodySize: 1000, responseEnd: 1.0000001 }, 'implausible-timing'],
+    ] as const)('%s', async (_, entry, reason) => {
+      const { player, chunks, handle } = attach('sammy');
+      await player.send(manifest);
+      entries.set(at(0, 1), entry);
+      await fetchChunk(player, 0, 1, DASHJS_HEADERS);
+      player.video.presentFrame();
+      expect(chunks[0]!.notFromNetwork).toBe(reason);
+      if (reason) {
+        // Recorded as played, but no rate was applied to it, and neither the estimate nor the history has it.
+        expect(chunks[0]!.appliedRateKbps).toBeNull();
+        expect(handle.history()).toEqual([]);
+        expect(handle.qoe().initialThroughputKbps).toBeNull();
+      } else {
+        expect(chunks[0]!.appliedRateKbps).toBe(4200);
+        expect(handle.history()).toHaveLength(1);
+      }
+    });
+
+    test("a playing-phase chunk from the cache is left out of the session's chunk throughput", async () => {
+      const { player, chunks, handle } = attach('sammy');
+      await player.send(manifest);
+      await fetchChunk(player, 0, 1, DASHJS_HEADERS);
+      player.video.presentFrame();
+      entries.set(at(4, 2), { transferSize: 0, encodedBodySize: 1000, responseEnd: 6 });
+      entries.set(at(4, 3), { transferSize: 1310, encodedBodySize: 1000, responseEnd: 81 });
+      await fetchChunk(player, 4, 2, DASHJS_HEADERS);
+      await fetchChunk(player, 4, 3, DASHJS_HEADERS);
+      expect(chunks.map((c) => c.notFromNetwork)).toEqual([undefined, 'browser-cache', undefined]);
+      // 1000 bytes in 80 ms: 100 kbit/s, the network chunk's alone (the cached one measured 1600).
+      expect(handle.qoe().chunkThroughputKbps).toBeCloseTo(100, 5);
+    });
+  });
+
   test('sammy without segment sizes: ready rejects, the rule goes, requests pass untouched and are still recorded', async () => {
     const { player, handle, chunks, logs } = attach('sammy', () => ({ not: 'a sidecar' }));
     await player.send(manifest);
