@@ -76,10 +76,17 @@ export function sammyHls(Hls: typeof import('hls.js').default, options?: SammyOp
   return { config: attachment.hlsConfig(), attach: (hls) => attachment.attachTo(hls) };
 }
 
+/** The CMCD request headers (CTA-5004), as hls.js writes them. */
+const CMCD_HEADERS = ['CMCD-Object', 'CMCD-Request', 'CMCD-Session', 'CMCD-Status'];
+
 class HlsjsAttachment extends SammyAttachment {
   readonly #Hls: typeof Hls;
   #hls: Hls | null = null;
   #abr: SammyAbr | null = null;
+  /** The player's CMCD is on because this setup turned it on: off again after `detach()`. */
+  #ownsCmcd = false;
+  /** The buffer lengths `detach()` gives back: the player's own, or hls.js's defaults where they were this setup's. */
+  #bufferBefore: Pick<HlsConfig, 'maxBufferLength' | 'maxMaxBufferLength'> | null = null;
 
   constructor(HlsClass: typeof Hls, o: AttachOptions) {
     super('hlsjs', o);
@@ -87,7 +94,20 @@ class HlsjsAttachment extends SammyAttachment {
   }
 
   attachTo(hls: Hls): SammyHandle {
+    if (this.#hls === hls && this.detached) {
+      // hls.js keeps the classes it was made with for the player's life: a new setup cannot install its own.
+      throw new Error('this Sammy setup was detached from this hls.js player, which keeps its loaders for its life: make a new Hls with a new sammyHls() setup to attach again');
+    }
     if (this.#hls && this.#hls !== hls) throw new Error('this Sammy setup is attached to another hls.js player already');
+    if (this.#hls === null) {
+      const ours = hlsjsConfig(this.o);
+      this.#ownsCmcd = JSON.stringify(hls.config.cmcd) === JSON.stringify(ours.cmcd);
+      const defaults = this.#Hls.DefaultConfig;
+      this.#bufferBefore = {
+        maxBufferLength: hls.config.maxBufferLength === ours.maxBufferLength ? defaults.maxBufferLength : hls.config.maxBufferLength,
+        maxMaxBufferLength: hls.config.maxMaxBufferLength === ours.maxMaxBufferLength ? defaults.maxMaxBufferLength : hls.config.maxMaxBufferLength,
+      };
+    }
     this.#hls = hls;
     return this;
   }
@@ -126,7 +146,17 @@ class HlsjsAttachment extends SammyAttachment {
   }
 
   protected uninstall(): void {
-    // The loaders and the controller check `detached`: they pass through from now on.
+    // The loaders and the controller check `detached`: they pass through from now on,
+    // without the CMCD this setup turned on; the buffer target goes back.
+    if (this.#hls && this.#bufferBefore) Object.assign(this.#hls.config, this.#bufferBefore);
+  }
+
+  /** After `detach()`, a request leaves without the CMCD this setup turned on (hls.js's CMCD step runs before these loaders). */
+  #withoutOurCmcd(context: { headers?: Record<string, string> }): void {
+    if (!this.detached || !this.#ownsCmcd || !context.headers) return;
+    const headers = { ...context.headers };
+    for (const name of Object.keys(headers)) if (CMCD_HEADERS.some((h) => h.toLowerCase() === name.toLowerCase())) delete headers[name];
+    context.headers = headers;
   }
 
   /** Holds the manifest request until the playback has started. */
@@ -134,6 +164,7 @@ class HlsjsAttachment extends SammyAttachment {
     const self = this;
     return class SammyPlaylistLoader extends Base {
       override load(context: PlaylistLoaderContext, config: LoaderConfiguration, callbacks: LoaderCallbacks<PlaylistLoaderContext>): void {
+        self.#withoutOurCmcd(context);
         if (context.type !== 'manifest' || self.live !== null || self.detached) return super.load(context, config, callbacks);
         if (!self.#hls?.media) {
           self.o.log('hls.js has no media element when it loads the manifest (call hls.attachMedia() before hls.loadSource()): Sammy stays off');
@@ -152,6 +183,7 @@ class HlsjsAttachment extends SammyAttachment {
     const self = this;
     return class SammyFragmentLoader extends Base {
       override load(context: FragmentLoaderContext, config: LoaderConfiguration, callbacks: LoaderCallbacks<FragmentLoaderContext>): void {
+        self.#withoutOurCmcd(context);
         const chunk = self.#onRequest(context);
         if (!chunk) return super.load(context, config, callbacks);
         super.load(context, config, {

@@ -6,7 +6,11 @@
  * adapter's response filter): the next request leaves as soon as the chunk is appended
  * unless the buffer is full, so the buffer the decision assumes (the current one plus
  * the chunk, Eq. 2.2) is the one the next request will see or, at a full buffer, a
- * little more. The rtp itself is computed per request, at the request's own buffer.
+ * little more. The switch itself waits until Shaka has appended that chunk
+ * (`onVideoAppended`, from the player's `segmentappended` event): a switch while Shaka
+ * still handled the response made it fetch the same segment again (on loopback, the
+ * first segment twice in 2 of 3 loads). The rtp is computed per request, at the
+ * request's own buffer.
  *
  * Shaka's per-progress `segmentDownloaded` samples are not used: the core takes one
  * throughput sample per chunk (request sent to last byte), the same in every player.
@@ -39,6 +43,8 @@ export class SammyAbrManager implements shaka.extern.AbrManager {
   private restrictions: Partial<Restrictions> | undefined;
   private enabled = false;
   private current: Variant | null = null;
+  /** The variant decided when the last video chunk arrived, switched to once Shaka has appended it. */
+  private pendingSwitch: Variant | null = null;
 
   constructor(
     private readonly core: PlaybackCore,
@@ -52,15 +58,24 @@ export class SammyAbrManager implements shaka.extern.AbrManager {
   stop(): void {
     this.switchTo = null;
     this.enabled = false;
+    this.pendingSwitch = null;
   }
 
   release(): void {
     this.stop();
   }
 
+  /**
+   * Returns whether the set changed, as Shaka's own AbrManager does: Shaka asks again
+   * right after a restriction change, and a `true` then makes it pick a variant and switch
+   * with the buffer cleared. Always answering `true` emptied the buffer and stalled the
+   * video on every restriction change (`maxHeight` mid-session); now, as with Shaka's own
+   * manager, the buffer stays and the next choice keeps to the new restrictions.
+   */
   setVariants(variants: Variant[]): boolean {
+    const same = variants.length === this.variants.length && variants.every((v) => this.variants.includes(v));
     this.variants = variants;
-    return true;
+    return !same;
   }
 
   configure(config: shaka.extern.AbrConfiguration): void {
@@ -97,7 +112,7 @@ export class SammyAbrManager implements shaka.extern.AbrManager {
     return this.current;
   }
 
-  /** A video chunk arrived: the rung for the next one, switched to after Shaka has taken this response. */
+  /** A video chunk arrived: the rung for the next one, switched to once Shaka has appended this one. */
   afterChunk(): void {
     if (!this.enabled || !this.switchTo) return;
     guarded(this.log, 'Sammy AbrManager failed; keeping the variant', undefined, () => {
@@ -107,9 +122,16 @@ export class SammyAbrManager implements shaka.extern.AbrManager {
       const next = this.variantFor(d.rung, allowed);
       if (next === this.current) return;
       this.current = next;
-      // Switching inside the response filter would let Shaka weigh aborting a request that has just finished.
-      setTimeout(() => this.switchTo?.(next, false, 0), 0);
+      this.pendingSwitch = next;
     });
+  }
+
+  /** Shaka appended a video segment: the switch decided when it arrived goes out now. */
+  onVideoAppended(): void {
+    const next = this.pendingSwitch;
+    this.pendingSwitch = null;
+    if (!next || !this.enabled || !this.switchTo) return;
+    guarded(this.log, 'Sammy AbrManager failed to switch; keeping the variant', undefined, () => this.switchTo!(next, false, 0));
   }
 
   segmentDownloaded(): void {}

@@ -89,6 +89,7 @@ class ShakaAttachment extends SammyAttachment {
     const net = player.getNetworkingEngine()!;
     net.registerRequestFilter(this.#onRequest);
     net.registerResponseFilter(this.#onResponse);
+    player.addEventListener('segmentappended', this.#onAppended);
   }
 
   protected videoElement(): HTMLVideoElement {
@@ -113,6 +114,7 @@ class ShakaAttachment extends SammyAttachment {
     const net = this.#player.getNetworkingEngine();
     net?.unregisterRequestFilter(this.#onRequest);
     net?.unregisterResponseFilter(this.#onResponse);
+    this.#player.removeEventListener('segmentappended', this.#onAppended);
     this.#abr?.stop();
     this.#player.configure(this.#restore);
   }
@@ -141,6 +143,11 @@ class ShakaAttachment extends SammyAttachment {
       request.headers = headers ?? {};
       if (chunk) this.#chunks.set(request, chunk);
     });
+  };
+
+  /** The Sammy AbrManager switches once the video chunk it decided on is appended. */
+  readonly #onAppended = (event: Event): void => {
+    if ((event as Event & { contentType?: string }).contentType === 'video') this.#abr?.onVideoAppended();
   };
 
   readonly #onResponse: shaka.extern.ResponseFilter = (type, response) => {

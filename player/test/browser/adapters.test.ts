@@ -1,6 +1,7 @@
 import { levelFor, levelRungs } from '../../src/hlsjs/abr-controller.js';
 import { bufferedAheadS, chunkOf } from '../../src/browser/playback.js';
-import { allowedVariants, rungOf } from '../../src/shaka/abr-manager.js';
+import type { PlaybackCore } from '../../src/browser/playback.js';
+import { allowedVariants, rungOf, SammyAbrManager } from '../../src/shaka/abr-manager.js';
 
 describe('what the adapters read from their players', () => {
   test("chunk URLs name the rung and the 0-based index; the buffer is the range holding the playhead", () => {
@@ -29,5 +30,42 @@ describe('what the adapters read from their players', () => {
     expect(levelFor(rungs, 4, 0, 1)).toBe(1); // capped by hls.js (autoLevelCapping)
     expect(levelFor(rungs, 0, 1, 2)).toBe(1); // below the lowest allowed: the lowest allowed
     expect(levelRungs([{ url: ['other.m3u8'] }, { url: [] }])).toEqual([0, 1]);
+  });
+
+  test("Shaka: the Sammy AbrManager switches once Shaka has appended the chunk it decided on, not while Shaka still handles its response", async () => {
+    const v = (id: string) => ({ video: { originalId: id, height: 360, width: 640 }, bandwidth: 1000 * (Number(id) + 1) }) as never;
+    let rung = 0;
+    const core = { firstDecision: () => ({ rung: 0 }), decide: () => ({ rung }), bufferS: () => 2, segmentDurationS: 2, session: null } as unknown as PlaybackCore;
+    const abr = new SammyAbrManager(core, () => {});
+    const switches: number[] = [];
+    abr.init((variant) => void switches.push(rungOf(variant as never)!));
+    abr.setVariants([v('0'), v('4')]);
+    abr.enable();
+    expect(rungOf(abr.chooseVariant())).toBe(0);
+    rung = 4;
+    abr.afterChunk();
+    await new Promise((r) => setTimeout(r, 10));
+    // A switch here made Shaka fetch the segment it was handling again.
+    expect(switches).toEqual([]);
+    abr.onVideoAppended();
+    abr.onVideoAppended();
+    expect(switches).toEqual([4]);
+    // No switch pending after stop().
+    rung = 0;
+    abr.afterChunk();
+    abr.stop();
+    abr.onVideoAppended();
+    expect(switches).toEqual([4]);
+  });
+
+  test('Shaka: setVariants says whether the set changed (a true right after a restriction change made Shaka clear the buffer)', () => {
+    const core = {} as PlaybackCore;
+    const abr = new SammyAbrManager(core, () => {});
+    const a = { video: { originalId: '0' } } as never;
+    const b = { video: { originalId: '4' } } as never;
+    expect(abr.setVariants([a, b])).toBe(true);
+    expect(abr.setVariants([b, a])).toBe(false);
+    expect(abr.setVariants([a])).toBe(true);
+    expect(abr.setVariants([a])).toBe(false);
   });
 });
