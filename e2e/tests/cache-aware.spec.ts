@@ -61,12 +61,12 @@ test.describe.serial('cached answers are neither throughput samples nor history'
       try {
         const page = await context.newPage();
         await page.goto(`${server.url}/?player=${player}&arm=sammy`, { waitUntil: 'load' });
-        await play(page, 8);
+        await play(page, 5);
         await page.evaluate(() => void (document.querySelector('video')!.currentTime = 0.5));
-        await page.waitForTimeout(4000);
+        await page.waitForTimeout(3000);
         sessions.push(await pageState(page));
         await page.reload({ waitUntil: 'load' });
-        await play(page, 6);
+        await play(page, 4);
         sessions.push(await pageState(page));
       } finally {
         await context.close();

@@ -29,7 +29,7 @@ import { runOnOwnServer, type PageRequest, type PageUnderTest, type SessionRun }
 import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, tbOfHeader } from './player-checks.js';
 
 const FIXTURE_S = 24;
-const PLAY_S = 10;
+const PLAY_S = 6;
 const reason = loopbackUnavailableReason(FIXTURE_S);
 
 /** Each example app puts its player and the plugin's handle on `window`, and nothing else. */
