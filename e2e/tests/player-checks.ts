@@ -12,6 +12,7 @@ import type { Browser } from 'playwright-core';
 import type { SessionQoE } from '@sammy/player/abr';
 import { readRateRequest } from '@sammy/server/cmcd';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
+import { CMCDHeaderValidator } from '@montevideo-tech/cmcd-validator';
 import { guardFloor } from '@sammy/server/spiral-guard';
 import { chromiumUnavailableReason } from '../src/browser.js';
 import { mediaDirFor } from '../src/lab/media.js';
@@ -119,3 +120,32 @@ export function videoChunkOf(path: string, videoRungs: number): { rung: number; 
   const m = /\/chunk-(\d+)-(\d+)\.m4s$/.exec(path);
   return m && Number(m[1]) < videoRungs ? { rung: Number(m[1]), segment: Number(m[2]) } : null;
 }
+
+/** The CMCD request headers (CTA-5004) as the validator names them. */
+const CMCD_HEADER_NAMES = ['CMCD-Object', 'CMCD-Request', 'CMCD-Session', 'CMCD-Status'];
+
+/**
+ * The segment requests whose CMCD headers the CTA-5004 validator
+ * (`@montevideo-tech/cmcd-validator`) finds invalid, with its errors; `sammy-floor`, the
+ * player's declared floor, is declared to it as the custom number key it is. The
+ * validator logs every step to the console: silenced while it runs.
+ */
+export function invalidCmcdRequests(wire: readonly WireRequest[]): { path: string; errors: string[] }[] {
+  const invalid: { path: string; errors: string[] }[] = [];
+  const config = { customKey: [{ key: 'sammy-floor', type: 'number' as const, headerType: 'CMCD-Status' }] };
+  for (const w of wire.filter((x) => isSegment(x.path))) {
+    const lines = CMCD_HEADER_NAMES.filter((name) => w.headers[name.toLowerCase()] !== undefined).map((name) => `${name}: ${w.headers[name.toLowerCase()]}`);
+    if (lines.length === 0) continue;
+    const saved = { ...console };
+    for (const k of ['log', 'info', 'debug', 'trace', 'warn', 'error'] as const) console[k] = () => {};
+    let result: { valid: boolean; errors: { type: string; key?: string; description?: string }[] };
+    try {
+      result = CMCDHeaderValidator(`GET ${w.path} HTTP/1.1\n${lines.join('\n')}\n`, config, false);
+    } finally {
+      Object.assign(console, saved);
+    }
+    if (!result.valid) invalid.push({ path: w.path, errors: result.errors.map((e) => `${e.type} ${e.key ?? ''}: ${e.description ?? ''}`) });
+  }
+  return invalid;
+}
+

@@ -11,7 +11,8 @@
  * - the server applied exactly those rates: its telemetry log and the Server-Timing
  *   header Chromium received (and the page recorded);
  * - every paced video request declared Sammy's floor (`sammy-floor`) and a `tb` at
- *   least its `br`, and the spiral guard raised none.
+ *   least its `br`, and the spiral guard raised none;
+ * - every segment request's CMCD headers valid by `@montevideo-tech/cmcd-validator`.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +27,7 @@ import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
 import { REPO_DIR } from '../src/lab/paths.js';
 import { run } from '../src/lab/processes.js';
 import { runOnOwnServer, type PageRequest, type PageUnderTest, type SessionRun } from '../src/player-loopback.js';
-import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, tbOfHeader } from './player-checks.js';
+import { closeAndSkipHooks, expectServerApplied, invalidCmcdRequests, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, tbOfHeader } from './player-checks.js';
 
 const FIXTURE_S = 24;
 const PLAY_S = 6;
@@ -210,9 +211,13 @@ test.describe.serial('the packed plugins, installed and bundled as an app does',
         expect(l.guardFloorKbps!, l.path).toBeLessThanOrEqual(l.rtpKbps!);
       }
       expect(s.qoe.chunks.filter((c) => c.phase === 'playing').every((c) => c.appliedRateKbps === c.rtpKbps)).toBe(true);
+      // Every segment request's CMCD is valid CTA-5004, by the validator's reading.
+      const cmcdRequests = s.wire.filter((x) => isSegment(x.path) && x.headers['cmcd-object'] !== undefined).length;
+      expect(cmcdRequests).toBeGreaterThan(5);
+      expect(invalidCmcdRequests(s.wire)).toEqual([]);
       const rates = playing.map((q) => q.rtpKbps!);
       console.log(
-        `${name}: bundle holds ${app.copies.join(', ')}; ${initial.length} unpaced requests before the first frame, ${playing.length} paced after, rtp ${Math.min(...rates)}-${Math.max(...rates)} kbps`,
+        `${name}: bundle holds ${app.copies.join(', ')}; ${initial.length} unpaced requests before the first frame, ${playing.length} paced after, rtp ${Math.min(...rates)}-${Math.max(...rates)} kbps; 0 invalid CMCD headers of ${cmcdRequests}`,
       );
     });
   }
