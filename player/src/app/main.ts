@@ -6,13 +6,18 @@
  *                                          segments.json is read next to it)
  *   config=<URI-encoded JSON>              overrides of the player config, e.g. {"maxBufferS":240}
  *   autoplay=1|0                           (default 1; with 0 the session starts on the Play button)
- * and `window.sammy` for tests and the lab.
+ *   compare=1|ARM                          also play a session of ARM (1: control) beside this one, in a frame
+ *                                          of this page with embed=1, and chart its download rate under this one's
+ *   embed=1                                the video and the summary only (the compared session's frame); no
+ *                                          stored history is read or written
+ * and `window.sammy` for tests and the lab (this page's session only).
  */
-import { armsFor, PLAYERS, type Arm, type PlayerName } from '../abr/arms/index.js';
+import { armsFor, armSpec, isArmName, PLAYERS, type Arm, type PlayerName } from '../abr/arms/index.js';
 import type { SessionQoE } from '../abr/records.js';
 import type { SentRequest } from '../browser/options.js';
 import { PlaybackCore } from '../browser/playback.js';
 import { DEFAULT_PLAYER_CONFIG, parseArm, parsePlayer } from '../browser/player-config.js';
+import { downloadRate, videoTransfers, type RateSeries } from './chart-data.js';
 import { LiveCharts } from './charts.js';
 import { PAGE_PLAYERS, type PagePlayer } from './players.js';
 
@@ -47,6 +52,10 @@ declare global {
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
 const autoplay = params.get('autoplay') !== '0';
+const embed = params.get('embed') === '1';
+const shownArm = params.get('arm') ?? 'sammy';
+/** `compare=1` or `compare=ARM`: the arm of the session played beside this one (none in a frame). */
+const compareArm: string | null = embed || !params.get('compare') ? null : params.get('compare') === '1' ? 'control' : params.get('compare');
 const logLines: string[] = [];
 
 function log(message: string, err?: unknown): void {
@@ -72,7 +81,56 @@ function configOverrides(): unknown {
   }
 }
 
-const charts = new LiveCharts($('charts'));
+document.body.classList.toggle('embed', embed);
+
+// --- the session beside this one (`compare=`): this page again in a frame, embed=1 ---
+const compareFrame: HTMLIFrameElement | null =
+  compareArm === null
+    ? null
+    : (() => {
+        const q = new URLSearchParams(params);
+        q.delete('compare');
+        q.set('arm', compareArm);
+        q.set('embed', '1');
+        q.set('autoplay', '0'); // it starts when this one does (play())
+        const frame = document.createElement('iframe');
+        frame.title = `the ${compareArm} session`;
+        frame.src = `?${q.toString()}`;
+        $('compare-arm').textContent = compareArm;
+        $('compare-frame').append(frame);
+        $('compare').hidden = false;
+        return frame;
+      })();
+
+/** The compared page's `window.sammy` once its script has run (same origin). */
+function compareApi(): SammyPageApi | null {
+  return (compareFrame?.contentWindow as Window | null)?.sammy ?? null;
+}
+
+/** Starts the compared session: now if its page has loaded, else once it has. */
+function playCompare(): void {
+  if (!compareFrame) return;
+  const api = compareApi();
+  if (api) api.play();
+  else compareFrame.addEventListener('load', () => compareApi()?.play(), { once: true });
+}
+
+/** Download-rate bins: short enough to show a burst, long enough to smooth a paced chunk's packets. */
+const RATE_BIN_MS = 200;
+
+/** This session's video download rate and the compared one's, in seconds since this session's play request. */
+function downloadRates(): { main: RateSeries; compare: RateSeries | null } {
+  const none: RateSeries = { t: [], kbps: [], meanKbps: [] };
+  if (playRequestedMs === null || !sammy) return { main: none, compare: null };
+  const origin = playRequestedMs;
+  const end = performance.now();
+  const rate = (win: Window, api: SammyPageApi) =>
+    downloadRate(videoTransfers(win.performance.getEntriesByType('resource') as PerformanceResourceTiming[], api.requests(), win.performance.timeOrigin - performance.timeOrigin), origin, end, RATE_BIN_MS);
+  const other = compareApi();
+  return { main: rate(window, window.sammy!), compare: other && compareFrame?.contentWindow ? rate(compareFrame.contentWindow, other) : null };
+}
+
+const charts = embed ? null : new LiveCharts($('charts'), shownArm, downloadRates, compareArm);
 let playerName: PlayerName = 'dashjs';
 let arm: Arm = 'sammy';
 let manifestUrl = '';
@@ -92,8 +150,10 @@ async function loadPlayer(): Promise<void> {
     config: configOverrides() as Record<string, number>,
     segments: new URL('segments.json', manifestUrl).href,
     log,
-    onChunk: (c) => charts.addChunk(c),
-  });
+    onChunk: (c) => charts?.addChunk(c),
+    // The compared session must not move this device's history (nor read it).
+    ...(embed ? { history: null } : {}),
+  }, embed ? 'compare' : undefined);
   sammy = page.sammy;
 }
 
@@ -111,6 +171,7 @@ function play(): void {
   if (playPressed) return;
   playPressed = true;
   $('play').hidden = true;
+  playCompare();
   // The play delay counts from the play request, or from when the player's library has
   // loaded if that is later: a site ships its player with the page, so it is loaded
   // before any play request; this page imports it on demand, which costs the page, not
@@ -134,6 +195,7 @@ let stoppedQoe: SessionQoE | null = null;
 function stop(): SessionQoE {
   if (stoppedQoe) return stoppedQoe;
   stoppedQoe = sammy?.qoe() ?? emptyQoe();
+  compareApi()?.stop();
   sammy?.detach();
   page?.destroy();
   return stoppedQoe;
@@ -176,6 +238,15 @@ select.addEventListener('change', () => {
   params.set('arm', select.value);
   location.search = params.toString();
 });
+if (isArmName(shownArm)) $('arm-description').textContent = armSpec(shownArm).description;
+const compareLink = $<HTMLAnchorElement>('compare-link');
+{
+  const q = new URLSearchParams(params);
+  if (compareArm === null) q.set('compare', '1');
+  else q.delete('compare');
+  compareLink.href = `?${q.toString()}`;
+  compareLink.textContent = compareArm === null ? 'play a control session beside this one' : `stop playing ${compareArm} beside this one`;
+}
 $('reset').addEventListener('click', () => {
   sammy?.resetHistory();
   log('history reset');
@@ -191,7 +262,7 @@ function fmt(v: number | null, digits = 0, unit = ''): string {
 setInterval(() => {
   if (!playing || stoppedQoe || !sammy || !page || playRequestedMs === null) return;
   const b = page.bufferS();
-  charts.addBuffer((performance.now() - playRequestedMs) / 1000, Number.isFinite(b) ? b : 0);
+  charts?.addBuffer((performance.now() - playRequestedMs) / 1000, Number.isFinite(b) ? b : 0);
   const q = sammy.qoe();
   const last = q.chunks.at(-1);
   const rows: [string, string][] = [
