@@ -111,12 +111,13 @@ const committed = existsSync(RESULTS_DIR)
 });
 
 /**
- * Committed pooled comparisons (e2e/results/pooled/<name>.md): each names the command
- * that wrote it (from the repository's root), and that command renders it again.
+ * Committed pooled comparisons (e2e/results/pooled/<name>.md; README.md beside them is
+ * the notes every results directory has): each names the command that wrote it (from
+ * the repository's root), and that command renders it again.
  */
 const POOLED_DIR = join(RESULTS_DIR, 'pooled');
 const REPOSITORY = join(here, '..', '..', '..');
-const pooled = existsSync(POOLED_DIR) ? readdirSync(POOLED_DIR).filter((n) => n.endsWith('.md')).map((n) => join(POOLED_DIR, n)) : [];
+const pooled = existsSync(POOLED_DIR) ? readdirSync(POOLED_DIR).filter((n) => n.endsWith('.md') && n !== 'README.md').map((n) => join(POOLED_DIR, n)) : [];
 
 (pooled.length > 0 ? describe : describe.skip)(pooled.length > 0 ? 'committed pooled comparisons' : 'committed pooled comparisons (skipped: none in e2e/results/pooled/ yet)', () => {
   test.each(pooled.length > 0 ? pooled : ['none'])('%s: exactly what its --pool command renders', (file) => {
