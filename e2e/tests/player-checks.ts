@@ -13,6 +13,7 @@ import type { SessionQoE } from '@sammy/player/abr';
 import { readRateRequest } from '@sammy/server/cmcd';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
 import { CMCDHeaderValidator } from '@montevideo-tech/cmcd-validator';
+import { CMCD_HEADERS } from '@sammy/player/cmcd-status';
 import { guardFloor } from '@sammy/server/spiral-guard';
 import { chromiumUnavailableReason } from '../src/browser.js';
 import { mediaDirFor } from '../src/lab/media.js';
@@ -62,6 +63,8 @@ function member(headers: Record<string, string>, header: string, key: string): n
 export const rtpOfHeader = (headers: Record<string, string>): number | null => member(headers, 'cmcd-status', 'rtp');
 /** CMCD `tb` as sent (dash.js writes it in CMCD-Object). */
 export const tbOfHeader = (headers: Record<string, string>): number | null => member(headers, 'cmcd-object', 'tb');
+/** CMCD `br` as sent (CMCD-Object). */
+export const brOfHeader = (headers: Record<string, string>): number | null => member(headers, 'cmcd-object', 'br');
 
 const clampKbps = (kbps: number) => Math.min(DEFAULT_SERVER_OPTIONS.maxRateKbps, Math.max(DEFAULT_SERVER_OPTIONS.minRateKbps, kbps));
 
@@ -121,9 +124,6 @@ export function videoChunkOf(path: string, videoRungs: number): { rung: number; 
   return m && Number(m[1]) < videoRungs ? { rung: Number(m[1]), segment: Number(m[2]) } : null;
 }
 
-/** The CMCD request headers (CTA-5004) as the validator names them. */
-const CMCD_HEADER_NAMES = ['CMCD-Object', 'CMCD-Request', 'CMCD-Session', 'CMCD-Status'];
-
 /**
  * The segment requests whose CMCD headers the CTA-5004 validator
  * (`@montevideo-tech/cmcd-validator`) finds invalid, with its errors; `sammy-floor`, the
@@ -134,7 +134,7 @@ export function invalidCmcdRequests(wire: readonly WireRequest[]): { path: strin
   const invalid: { path: string; errors: string[] }[] = [];
   const config = { customKey: [{ key: 'sammy-floor', type: 'number' as const, headerType: 'CMCD-Status' }] };
   for (const w of wire.filter((x) => isSegment(x.path))) {
-    const lines = CMCD_HEADER_NAMES.filter((name) => w.headers[name.toLowerCase()] !== undefined).map((name) => `${name}: ${w.headers[name.toLowerCase()]}`);
+    const lines = CMCD_HEADERS.filter((name) => w.headers[name.toLowerCase()] !== undefined).map((name) => `${name}: ${w.headers[name.toLowerCase()]}`);
     if (lines.length === 0) continue;
     const saved = { ...console };
     for (const k of ['log', 'info', 'debug', 'trace', 'warn', 'error'] as const) console[k] = () => {};

@@ -27,7 +27,7 @@ import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
 import { REPO_DIR } from '../src/lab/paths.js';
 import { run } from '../src/lab/processes.js';
 import { runOnOwnServer, type PageRequest, type PageUnderTest, type SessionRun } from '../src/player-loopback.js';
-import { closeAndSkipHooks, expectServerApplied, invalidCmcdRequests, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, tbOfHeader } from './player-checks.js';
+import { brOfHeader, closeAndSkipHooks, expectServerApplied, invalidCmcdRequests, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, tbOfHeader } from './player-checks.js';
 
 const FIXTURE_S = 24;
 const PLAY_S = 6;
@@ -92,12 +92,6 @@ function appLock(appName: string, playerPackage: string): { manifest: object; lo
     lock: { name: appName, lockfileVersion: 3, requires: true, packages: { '': { name: appName, dependencies }, ...packages } },
   };
 }
-
-/** A cmcd-object member of the headers a request carried, or null. */
-const brOfHeader = (headers: Record<string, string>): number | null => {
-  const m = /(?:^|,)br=(\d+)/.exec(headers['cmcd-object'] ?? '');
-  return m ? Number(m[1]) : null;
-};
 
 let media: LabMedia;
 let workDir: string;

@@ -18,6 +18,8 @@ import { headerName, headerValue } from './headers.js';
 
 export const CMCD_STATUS_HEADER = 'CMCD-Status';
 export const CMCD_OBJECT_HEADER = 'CMCD-Object';
+/** The four CMCD request headers (CTA-5004). */
+export const CMCD_HEADERS = ['CMCD-Object', 'CMCD-Request', 'CMCD-Session', CMCD_STATUS_HEADER] as const;
 /** The custom CMCD key (CTA-5004: a hyphenated prefix) of the floor a request declares (docs/server-contract.md). */
 export const DECLARED_FLOOR_KEY = 'sammy-floor';
 

@@ -32,7 +32,8 @@ import type { FragmentLoaderConstructor, FragmentLoaderContext, HlsConfig, Loade
 import { ARM_REGISTRY } from '../abr/arms/index.js';
 import { resolveAttachOptions, type AttachOptions } from '../browser/attach-options.js';
 import { pageUrl, SammyAttachment } from '../browser/attachment.js';
-import { playerCmcdKeys } from '../browser/cmcd-status.js';
+import { CMCD_HEADERS, playerCmcdKeys } from '../browser/cmcd-status.js';
+import { headerName } from '../browser/headers.js';
 import type { SammyHandle, SammyOptions } from '../browser/options.js';
 import { armParam } from '../browser/player-config.js';
 import { byteLength, guarded, type ChunkRequest } from '../browser/playback.js';
@@ -75,9 +76,6 @@ export function sammyHls(Hls: typeof import('hls.js').default, options?: SammyOp
   const attachment = new HlsjsAttachment(Hls, resolveAttachOptions(options, 'hlsjs'));
   return { config: attachment.hlsConfig(), attach: (hls) => attachment.attachTo(hls) };
 }
-
-/** The CMCD request headers (CTA-5004), as hls.js writes them. */
-const CMCD_HEADERS = ['CMCD-Object', 'CMCD-Request', 'CMCD-Session', 'CMCD-Status'];
 
 class HlsjsAttachment extends SammyAttachment {
   readonly #Hls: typeof Hls;
@@ -155,7 +153,10 @@ class HlsjsAttachment extends SammyAttachment {
   #withoutOurCmcd(context: { headers?: Record<string, string> }): void {
     if (!this.detached || !this.#ownsCmcd || !context.headers) return;
     const headers = { ...context.headers };
-    for (const name of Object.keys(headers)) if (CMCD_HEADERS.some((h) => h.toLowerCase() === name.toLowerCase())) delete headers[name];
+    for (const name of CMCD_HEADERS) {
+      const key = headerName(headers, name);
+      if (key !== null) delete headers[key];
+    }
     context.headers = headers;
   }
 
