@@ -111,41 +111,6 @@ describe('a long round trip is not a slow link', () => {
   });
 });
 
-describe('the fade hold on a link that fades', () => {
-  // 6000 kbps with a 10 s fade to 800 (under the 1050 kbps top bitrate) every 40 s; a 60 s target.
-  const list = [];
-  for (let i = 0; i < 20; i++) list.push({ durationS: 30, bandwidthKbps: 6000, latencyMs: 40 }, { durationS: 10, bandwidthKbps: 800, latencyMs: 40 });
-  const trace = parseStepsTrace([...list, { durationS: 1, bandwidthKbps: 6000 }], 'fades');
-  const options = { maxBufferS: 60, sammy: { fadeHoldS: 4, fadeHoldMinBufferS: 30, fadeDownloadMultiplier: 1 } };
-  const held = run(trace, 'sammy', 600, options);
-  const off = run(trace, 'sammy', 600, { ...options, sammy: { fadeHoldS: 0 } });
-  const defaults = run(trace, 'sammy', 600, { maxBufferS: 60 });
-
-  test('after a chunk that took longer to download than it plays, the next request waits the hold, down to 30 s of buffer', () => {
-    let holds = 0;
-    held.chunks.forEach((c, i) => {
-      const next = held.chunks[i + 1];
-      const fade = c.phase === 'playing' && c.downloadS > SEGMENT_S;
-      if (!next || !fade || c.bufferAfterS <= 30) return;
-      holds++;
-      expect(next.waitS).toBeGreaterThanOrEqual(Math.min(4, c.bufferAfterS - 30) - 1e-9);
-      expect(next.bufferBeforeS).toBeGreaterThanOrEqual(30 - 1e-9);
-    });
-    expect(holds).toBeGreaterThan(5);
-    expect(held.rebufferCount).toBe(0);
-  });
-
-  test('it keeps the video out of the fades: less delay for a neighbour, at most a rung-step of bitrate', () => {
-    expect(held.sim.neighbourDelayQueues).toBeLessThan(0.9 * off.sim.neighbourDelayQueues);
-    expect(held.sim.neighbourDelayQueues).toBeCloseTo(held.sim.queueHeldS / (held.sim.lastArrivalS + held.sim.bufferEndS), 12);
-    expect(held.avgBitrateKbps).toBeGreaterThan(0.9 * off.avgBitrateKbps);
-    expect(off.chunks.every((c) => c.waitS === 0 || c.bufferBeforeS + SEGMENT_S >= 60 - 1e-9)).toBe(true);
-    // The defaults (a 16 s hold down to 35 s after a chunk that took 1.5x its duration) hold too.
-    expect(defaults.chunks.some((c) => c.waitS > 0 && c.bufferBeforeS + SEGMENT_S < 59)).toBe(true);
-    expect(defaults.sim.neighbourDelayQueues).toBeLessThan(off.sim.neighbourDelayQueues);
-  });
-});
-
 describe('Sammy on a link below the top bitrate', () => {
   const trace = loadTrace(bundledTraces().find((p) => p.endsWith('slow-800kbps.json'))!);
   const qoe = run(trace, 'sammy');

@@ -48,6 +48,7 @@ export const METRIC_LABELS: Record<string, string> = {
   meanRtpKbps: 'mean requested pace rate, playing phase (kbps)',
   mediaErrors: 'media errors the player rebuilt its MediaSource after (count)',
   abandonedChunks: "video chunks refetched after Sammy's stalled-download rule gave a request up (count)",
+  // Recorded by results from before the fade hold was removed from the core (2026-11-28); shown when a result has it.
   fadeHoldS: "requests held by Sammy's fade hold, session total (s of playback)",
   guardRaisedChunks: "paced video chunks the server's spiral guard raised above their rtp (count)",
   resumedAfterOutage: "played on after the trace's outage (fraction of sessions)",

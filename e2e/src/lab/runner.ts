@@ -230,7 +230,6 @@ function describe(r: TrialRecord): string {
   ];
   if (m.mediaErrors) parts.push(`${m.mediaErrors} media error(s)`);
   if (m.abandonedChunks) parts.push(`${m.abandonedChunks} chunk(s) refetched`);
-  if (m.fadeHoldS) parts.push(`fade hold ${fixed(m.fadeHoldS, 1)} s`);
   if (m.guardRaisedChunks) parts.push(`${m.guardRaisedChunks} chunk(s) raised by the server's guard`);
   if (r.windows !== undefined) {
     const steady = r.windows?.steady;

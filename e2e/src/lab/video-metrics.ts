@@ -45,8 +45,6 @@ export interface VideoMetrics {
   mediaErrors?: number | null;
   /** Video chunks fetched again after Sammy's stalled-download rule gave their request up; null for arms without the Sammy core. */
   abandonedChunks?: number | null;
-  /** Seconds of playback Sammy's fade hold made requests wait, summed over the session (its chunks' `holdS`); null for arms without the Sammy core. */
-  fadeHoldS?: number | null;
   /** Paced video chunks the server applied a higher rate to than their rtp (its spiral guard raised them, per Server-Timing); null when none was paced. */
   guardRaisedChunks?: number | null;
   /** Trace links with an outage (>= 1 s without capacity) in the session: 1 if playback went on after it, else 0. */
@@ -85,7 +83,6 @@ export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue:
     meanRtpKbps: mean(rtps),
     mediaErrors: qoe?.mediaErrors ?? null,
     abandonedChunks: sammyCore ? qoe.chunks.filter((c) => (c.abandonedBytes ?? 0) > 0).length : null,
-    fadeHoldS: sammyCore ? qoe.chunks.reduce((s, c) => s + (c.holdS ?? 0), 0) : null,
     guardRaisedChunks: rtps.length > 0 ? qoe!.chunks.filter((c) => c.rtpKbps !== null && c.appliedRateKbps !== null && c.appliedRateKbps > c.rtpKbps).length : null,
   };
 }

@@ -51,7 +51,7 @@ describe('poolRuns', () => {
     expect(() => poolRuns([{ dir: 'a', result: a }, { dir: 'b', result: b }])).not.toThrow();
 
     const c = load();
-    (c.config as unknown as Record<string, unknown>)['player'] = { byArm: { sammy: { fadeHoldS: 0 } } };
+    (c.config as unknown as Record<string, unknown>)['player'] = { byArm: { sammy: { linkPaceFraction: 0 } } };
     c.config.scenario = { ...c.config.scenario, arms: ['control', 'sammy', 'fixed4x'] };
     expect(() => poolRuns([{ dir: 'a', result: load() }, { dir: 'c', result: c }])).toThrow(
       'c ran another setup than a: config.player.byArm, config.scenario.arms differ; only runs of the same setup pool',

@@ -68,25 +68,6 @@ export interface SammyConfig {
    */
   linkPaceMinBufferS: number;
   /**
-   * The fade hold (session.ts `bufferTarget`): after a chunk whose download took longer
-   * than `fadeDownloadMultiplier` times its media duration (the link is fading), the
-   * next request waits this many seconds, as long as the buffer then still holds
-   * `fadeHoldMinBufferS`. A download in a fade keeps the bottleneck's queue full while
-   * the link is at its slowest, so every flow sharing it waits longest then; a deep
-   * buffer lets the player leave the fade to the others and catch up once the link
-   * recovers. 0: off.
-   */
-  fadeHoldS: number;
-  /**
-   * A playing-phase chunk whose download (request to last byte) took longer than this
-   * multiple of its media duration marks a fade (the fade hold). At 1 the link carried
-   * it slower than it plays: the buffer lost ground while it came. The pace is never
-   * below the top bitrate, so that was the link's doing, not the pace's.
-   */
-  fadeDownloadMultiplier: number;
-  /** The fade hold leaves at least this much buffer, in seconds, when the held request goes out. */
-  fadeHoldMinBufferS: number;
-  /**
    * The buffer target: the player requests only while buffer + one segment is below it,
    * so the fullest buffer a request sees is this minus one segment; the pace rate's
    * buffer fraction is measured against that (pace.ts `fullBufferS`). 30 s is dash.js's own target at
@@ -148,9 +129,6 @@ export const DEFAULT_SAMMY_CONFIG: Readonly<SammyConfig> = Object.freeze({
   linkPaceFraction: 0.6,
   linkPaceWindow: 64,
   linkPaceMinBufferS: 40,
-  fadeHoldS: 16,
-  fadeDownloadMultiplier: 1.5,
-  fadeHoldMinBufferS: 35,
   maxBufferS: 30,
   throughputWindow: 5,
   historySize: 10,
@@ -192,9 +170,6 @@ const RANGES: Record<keyof SammyConfig, Range> = {
   linkPaceFraction: { min: 0, max: 100 },
   linkPaceWindow: { min: 1, max: 1000, integer: true },
   linkPaceMinBufferS: { min: 0, max: 86_400 },
-  fadeHoldS: { min: 0, max: 86_400 },
-  fadeDownloadMultiplier: { min: 0, max: 100, openMin: true },
-  fadeHoldMinBufferS: { min: 0, max: 86_400 },
   maxBufferS: { min: 0, max: 86_400, openMin: true },
   throughputWindow: { min: 1, max: 1000, integer: true },
   historySize: { min: 1, max: 1000, integer: true },

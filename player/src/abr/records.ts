@@ -47,8 +47,6 @@ export interface ChunkRecord {
    * Absent for a chunk that came over the network.
    */
   notFromNetwork?: 'browser-cache' | 'implausible-timing';
-  /** Extra: the fade hold after this chunk: how long the next request waited (the Sammy core's `bufferTarget`); absent if none. */
-  holdS?: number;
 }
 
 /** One playback session. */

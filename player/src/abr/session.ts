@@ -11,8 +11,6 @@
  *   rebuffer()   when playback stalls after startup
  *   checkDownload({ segmentIndex, rung, loadedBytes, elapsedS, bufferS })
  *       while a video chunk downloads: a rung to refetch it at, or null (stall.ts)
- *   bufferTarget(bufferS)   after each video chunk lands: the buffer target until the
- *       next one (the fade hold)
  *
  * Phases (thesis 2.4.1): `initial` from the play request to the first frame, unpaced,
  * rung from the history; `playing` after it, paced.
@@ -64,17 +62,6 @@ export interface Decision {
   predictedBufferS: number | null;
   /** The pace computation in full (also computed in the initial phase, where it is not sent). */
   pace: Pace;
-}
-
-/** The buffer target until the next chunk lands (`bufferTarget`). */
-export interface BufferTarget {
-  /** For a player that requests the next segment while buffer + one segment is below its target (dash.js): that target. */
-  targetS: number;
-  /** The fade hold: the next request waits until the buffer has played down below this; null: no hold (`maxBufferS` stands). */
-  resumeBufferS: number | null;
-  /** How long the fade hold delays the next request; 0: no hold. */
-  holdS: number;
-  reason: string;
 }
 
 export interface SessionOptions {
@@ -255,32 +242,6 @@ export class SammySession {
         ? `stable: rung ${rung} (B_T = ${choice.predictedBufferS.toFixed(1)} s) rather than HYB's ${choice.heldBelowRung} at ${fmt(kbps)} (${source}): the up-switch is not sustained or would not keep the reserve`
         : `HYB: rung ${rung} keeps B_T = ${choice.predictedBufferS.toFixed(1)} s > 0 at ${fmt(kbps)} (${source})`;
     return { ...common, rung, predictedBufferS: choice.predictedBufferS, reason: `${why}${caution}; ${paceText}` };
-  }
-
-  /**
-   * The buffer target until the next chunk lands, given the buffer now (the last chunk
-   * appended): `maxBufferS`, or, when the last playing-phase chunk took longer than
-   * fadeDownloadMultiplier x its media duration to download, the fade hold (config.ts):
-   * the next request waits fadeHoldS of playback, as long as the buffer then still holds
-   * fadeHoldMinBufferS: until the buffer is below `resumeBufferS` (players that request
-   * while buffer < target), or with `targetS` as the target of a player that requests
-   * while buffer + one segment < target (dash.js).
-   */
-  bufferTarget(bufferS: number): BufferTarget {
-    const { maxBufferS, fadeHoldS, fadeDownloadMultiplier, fadeHoldMinBufferS } = this.config;
-    const none = (reason: string): BufferTarget => ({ targetS: maxBufferS, resumeBufferS: null, holdS: 0, reason });
-    const last = this.samples.at(-1);
-    if (fadeHoldS === 0) return none('the fade hold is off');
-    if (this.currentPhase !== 'playing' || last === undefined || last.phase !== 'playing') return none('no playing-phase chunk yet');
-    const segmentS = this.ladder.segmentDurationS;
-    const took = `the last chunk took ${last.downloadS.toFixed(2)} s for ${segmentS} s of media`;
-    if (!(last.downloadS > fadeDownloadMultiplier * segmentS)) return none(`${took}: not a fade`);
-    const holdS = Math.min(fadeHoldS, bufferS - fadeHoldMinBufferS);
-    if (!(holdS > 0)) return none(`${took}, a fade, but the buffer (${bufferS.toFixed(1)} s) has nothing above ${fadeHoldMinBufferS} s to hold on`);
-    const resumeBufferS = bufferS - holdS;
-    // Under dash.js's rule (buffer + one segment < target) the request goes out after holdS of playback.
-    const targetS = Math.min(maxBufferS, resumeBufferS + segmentS);
-    return { targetS, resumeBufferS, holdS, reason: `${took}, more than ${fadeDownloadMultiplier}x: the next request waits ${holdS.toFixed(1)} s` };
   }
 
   /**

@@ -61,12 +61,6 @@ export abstract class SammyAttachment implements SammyHandle {
   protected abstract videoBufferS(): number;
   /** The highest video bitrate the player offers (for arms without the segment sizes). */
   protected abstract playerTopKbps(): number;
-  /**
-   * The core's fade hold: the player's next video request waits until its buffer has
-   * played down below `resumeBufferS`; null: the attach's `maxBufferS` target again.
-   * Each plugin sets its player's buffer target by that player's own request rule.
-   */
-  protected abstract holdUntilBufferS(resumeBufferS: number | null, live: PlaybackCore): void;
   /** Takes every hook the plugin installed off the player and gives its own settings back. */
   protected abstract uninstall(): void;
   /** The playback has started (segment sizes loaded or given up on), before the player goes on. */
@@ -164,9 +158,6 @@ export abstract class SammyAttachment implements SammyHandle {
       this.playerName,
       () => this.videoBufferS(),
       () => this.playerTopKbps(),
-      (resumeBufferS) => {
-        if (!this.detached && this.live) this.holdUntilBufferS(resumeBufferS, this.live);
-      },
     );
     this.onStart(this.live);
   }

@@ -14,8 +14,7 @@
  *      as sent, and what the response step needs for a video chunk.
  *   4. `onResponse()`: one ChunkRecord per video chunk (bytes, download time from
  *      Resource Timing, the rtp sent, the rate the server applied from Server-Timing)
- *      and the core's throughput sample; then the core's buffer target until the next
- *      chunk (the fade hold), handed to the player when it changes.
+ *      and the core's throughput sample.
  */
 import { DEFAULT_SEGMENT_DURATION_S, type SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { ARM_REGISTRY, type Arm, type PlayerName, type RtpChoice } from '../abr/arms/index.js';
@@ -142,20 +141,16 @@ export class PlaybackCore {
   private readonly abandonedBytes = new Map<number, number>();
   /** When each video media request in flight was sent (its URL; removed at its response or when it is given up). */
   private readonly inFlightMs = new Map<string, number>();
-  /** The fade hold last handed to the player: the buffer to play down to before the next request; null: none (the attach's `maxBufferS`). */
-  private resumeBufferS: number | null = null;
 
   /**
    * @param videoBufferS the player's video buffer ahead of the playhead (what the pace is computed from)
    * @param playerTopKbps the highest video bitrate the player offers, for arms without the segment sizes
-   * @param holdUntilBufferS the fade hold: the player requests the next video segment once its buffer is below this; null: its `maxBufferS` target again
    */
   constructor(
     private readonly o: PlaybackOptions,
     readonly player: PlayerName,
     private readonly videoBufferS: () => number,
     private readonly playerTopKbps: () => number,
-    private readonly holdUntilBufferS: (resumeBufferS: number | null) => void,
   ) {
     this.ladder = o.sidecar ? ladderFromSidecar(o.sidecar) : null;
     this.sammyBitrate = ARM_REGISTRY[o.arm].bitrate === 'sammy';
@@ -351,20 +346,9 @@ export class PlaybackCore {
     this.abandonedBytes.delete(req.index);
     // The estimate and the history are of the link: a chunk that never crossed it says nothing of it.
     if (!notFromNetwork) this.session?.addSample({ sizeBytes, downloadS, phase: req.phase, rtpKbps: req.rtpKbps, firstByteS: timing?.firstByteS ?? null });
-    this.applyBufferTarget(record);
     this.collector.addChunk(record);
     this.o.onChunk(record);
     return record;
-  }
-
-  /** The core's fade hold after `record` landed, to the player when it changed. */
-  private applyBufferTarget(record: ChunkRecord): void {
-    const target = this.session?.bufferTarget(record.bufferAfterS);
-    if (!target) return;
-    if (target.holdS > 0) record.holdS = target.holdS;
-    if (target.resumeBufferS === this.resumeBufferS) return;
-    this.resumeBufferS = target.resumeBufferS;
-    guarded(this.o.log, 'could not set the buffer target; the player keeps its own', undefined, () => this.holdUntilBufferS(target.resumeBufferS));
   }
 }
 

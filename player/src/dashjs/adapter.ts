@@ -23,7 +23,6 @@
  * goes on unchanged (the rule keeps the current rung).
  */
 import type { MediaPlayerClass } from 'dashjs';
-import { dashjsBufferTimesS } from '../abr/arms/index.js';
 import { resolveAttachOptions, type AttachOptions } from '../browser/attach-options.js';
 import { pageUrl, SammyAttachment } from '../browser/attachment.js';
 import { headerValue } from '../browser/headers.js';
@@ -113,12 +112,6 @@ class DashjsAttachment extends SammyAttachment {
 
   protected playerTopKbps(): number {
     return Math.max(0, ...(this.#player.getRepresentationsByType('video') ?? []).map((r) => r.bitrateInKbit));
-  }
-
-  protected holdUntilBufferS(resumeBufferS: number | null, live: PlaybackCore): void {
-    // dash.js requests while buffer + one segment < its target (ScheduleController).
-    const targetS = resumeBufferS === null ? this.o.config.maxBufferS : resumeBufferS + live.segmentDurationS;
-    this.#player.updateSettings({ streaming: { buffer: dashjsBufferTimesS(targetS) } } as never);
   }
 
   protected uninstall(): void {

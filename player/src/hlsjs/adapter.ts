@@ -134,15 +134,6 @@ class HlsjsAttachment extends SammyAttachment {
     return Math.max(0, ...(this.#hls?.levels ?? []).map((l) => l.bitrate / 1000));
   }
 
-  protected holdUntilBufferS(resumeBufferS: number | null): void {
-    // hls.js loads while the buffer ahead is below maxBufferLength (grown up to
-    // maxMaxBufferLength); it reads both on every check.
-    if (!this.#hls) return;
-    const targetS = resumeBufferS ?? this.o.config.maxBufferS;
-    this.#hls.config.maxBufferLength = targetS;
-    this.#hls.config.maxMaxBufferLength = targetS;
-  }
-
   protected uninstall(): void {
     // The loaders and the controller check `detached`: they pass through from now on,
     // without the CMCD this setup turned on; the buffer target goes back.

@@ -105,11 +105,6 @@ class ShakaAttachment extends SammyAttachment {
     return Math.max(0, ...this.#player.getVariantTracks().map((t) => (t.videoBandwidth ?? t.bandwidth) / 1000));
   }
 
-  protected holdUntilBufferS(resumeBufferS: number | null): void {
-    // Shaka fetches while the buffer ahead is below its buffering goal.
-    this.#player.configure({ streaming: { bufferingGoal: resumeBufferS ?? this.o.config.maxBufferS } });
-  }
-
   protected uninstall(): void {
     const net = this.#player.getNetworkingEngine();
     net?.unregisterRequestFilter(this.#onRequest);

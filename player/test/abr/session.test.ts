@@ -312,51 +312,6 @@ describe('the pace under the link (linkPaceFraction)', () => {
   });
 });
 
-describe('the fade hold (bufferTarget)', () => {
-  /** maxBufferS 60 (2 s segments); a 4 s hold down to 30 s of buffer after a chunk that took longer than it plays. */
-  const config = { maxBufferS: 60, fadeHoldS: 4, fadeHoldMinBufferS: 30, fadeDownloadMultiplier: 1 };
-  /** A top-rung chunk (262,500 bytes) downloaded in `s` seconds. */
-  const chunk = (s: number, phase: 'initial' | 'playing' = 'playing') => ({ ...top(s, phase), rtpKbps: phase === 'playing' ? 3100 : null });
-  function session(last: ReturnType<typeof chunk>, overrides = {}): SammySession {
-    const s = new SammySession({ ladder, config: { ...config, ...overrides } });
-    s.addSample(chunk(0.3, 'initial'));
-    s.firstFrame();
-    s.addSample(last);
-    return s;
-  }
-
-  test('after a chunk that took longer to download than it plays, the next request waits fadeHoldS of playback', () => {
-    const t = session(chunk(2.5)).bufferTarget(50);
-    expect(t).toMatchObject({ holdS: 4, resumeBufferS: 46, targetS: 48 });
-    expect(t.reason).toBe('the last chunk took 2.50 s for 2 s of media, more than 1x: the next request waits 4.0 s');
-    // The hold never goes below fadeHoldMinBufferS: with 32 s buffered it is 2 s; at 30 s there is none.
-    expect(session(chunk(2.5)).bufferTarget(32)).toMatchObject({ holdS: 2, resumeBufferS: 30, targetS: 32 });
-    const none = session(chunk(2.5)).bufferTarget(30);
-    expect(none).toMatchObject({ holdS: 0, resumeBufferS: null, targetS: 60 });
-    expect(none.reason).toMatch(/a fade, but the buffer \(30.0 s\) has nothing above 30 s to hold on/);
-    // The parameters are the config's.
-    expect(session(chunk(2.5), { fadeHoldS: 10, fadeHoldMinBufferS: 5 }).bufferTarget(12)).toMatchObject({ holdS: 7, resumeBufferS: 5 });
-    expect(session(chunk(1.5), { fadeDownloadMultiplier: 0.5 }).bufferTarget(50).holdS).toBe(4);
-    expect(session(chunk(2.5), { fadeDownloadMultiplier: 1.5 }).bufferTarget(50).holdS).toBe(0);
-  });
-
-  test('no hold after a chunk that came faster than it plays, in the initial phase, or with the rule off', () => {
-    const fast = session(chunk(1.9)).bufferTarget(50);
-    expect(fast).toMatchObject({ holdS: 0, resumeBufferS: null, targetS: 60 });
-    expect(fast.reason).toBe('the last chunk took 1.90 s for 2 s of media: not a fade');
-    // Before the first frame the buffer does not drain: nothing to hold on.
-    const initial = new SammySession({ ladder, config });
-    initial.addSample(chunk(5, 'initial'));
-    expect(initial.bufferTarget(50)).toMatchObject({ holdS: 0, reason: 'no playing-phase chunk yet' });
-    expect(session(chunk(2.5), { fadeHoldS: 0 }).bufferTarget(50)).toMatchObject({ holdS: 0, reason: 'the fade hold is off' });
-  });
-
-  test('bad values are refused', () => {
-    expect(() => resolveSammyConfig({ fadeHoldS: -1 })).toThrow('invalid fadeHoldS: -1 (accepted: a number in [0, 86400])');
-    expect(() => resolveSammyConfig({ fadeDownloadMultiplier: 0 })).toThrow('invalid fadeDownloadMultiplier: 0 (accepted: a number in (0, 100])');
-  });
-});
-
 describe('config', () => {
   test('defaults: the thesis parameters', () => {
     expect(DEFAULT_SAMMY_CONFIG).toMatchObject({ paceEmptyMultiplier: 11, paceFullMultiplier: 2.9 });

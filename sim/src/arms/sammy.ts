@@ -37,8 +37,8 @@ export class SammyArm implements ArmPolicy {
     this.config = { ...this.session.config, historyKbps: history.sessionsKbps() ?? [] };
   }
 
-  bufferTargetS(_currentRung: number, bufferS: number): number {
-    return this.session.bufferTarget(bufferS).targetS;
+  bufferTargetS(): number {
+    return this.session.config.maxBufferS;
   }
 
   decide(ctx: DecisionContext): Decision {

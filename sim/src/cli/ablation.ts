@@ -28,7 +28,6 @@ export interface Ablation {
 export const ABLATIONS: readonly Ablation[] = [
   { rule: 'all rules (the defaults)', off: {} },
   { rule: 'the pace under the link', off: { linkPaceFraction: 0 } },
-  { rule: 'the fade hold', off: { fadeHoldS: 0 } },
   { rule: 'the reserve (stability rule)', off: { bufferReserveFraction: 0 } },
   { rule: 'the cautious estimate under the reserve', off: { reserveSampleWindow: 0 } },
   { rule: 'the stalled-download rule', off: { stallAbandon: 0 } },
