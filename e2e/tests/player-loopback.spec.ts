@@ -260,7 +260,7 @@ test.describe.serial('player over loopback, every arm', () => {
   test('sammy: on a server that paces at most 200 kbit/s, the stalled-download rule gives up a top-rung chunk in flight and dash.js aborts it and fetches the segment lower', async () => {
     // The initial phase is unpaced (the server caps only what it paces), so the estimate
     // starts high and HYB asks for the top rung (1.6-2.8 Mbit per chunk: 8-14 s at 200 kbit/s)
-    // with at most 8 s buffered: the rule must give it up (player README, "A stalled download").
+    // with at most 8 s buffered: the rule must give it up (docs/algorithm.md, "A stalled download").
     // (At 400 kbit/s a small top-rung chunk asked for with 8 s buffered was not stalled.)
     // One-packet bursts, timed by the server: Linux never paces a connection's first 10
     // segments, 640 KB on loopback (whole chunks), and kernel-paced 64 KB packets leave

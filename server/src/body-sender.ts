@@ -222,7 +222,7 @@ export class BodySender {
    * Written on its own, the head is a short segment ahead of the body; at a paced
    * rate the kernel then sends the body in trains of two full segments, and a client
    * that acknowledges every second full segment may fall one segment out of step and
-   * hold each train's ACK until the next train arrives (server README, Body path).
+   * hold each train's ACK until the next train arrives (docs/server-internals.md, step 3).
    * False if the option could not be set (the head then goes alone).
    */
   corkHead(socketFd: number): boolean {

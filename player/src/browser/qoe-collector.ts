@@ -7,7 +7,7 @@
  *   autoplay) to the first frame presented (`requestVideoFrameCallback`; the
  *   `playing` event where that is missing).
  * - Phase: `initial` until that frame, `playing` after; a seek starts a new initial
- *   phase until the next frame (player README, "Phases").
+ *   phase until the next frame (docs/algorithm.md, "Phases, rebuffers and seeks").
  * - Rebuffers: a `waiting` event in the playing phase that no seek caused, until
  *   `playing`; count and total seconds.
  * - Media errors: on a decode error dash.js rebuilds the MediaSource and seeks back to

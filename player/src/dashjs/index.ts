@@ -6,8 +6,8 @@
  *   player.initialize(video, '/media/manifest.mpd', true);
  *   ... sammy.qoe()   // the session's SessionQoE; sammy.detach() takes Sammy off
  *
- * Built to `lib/` as JavaScript with type declarations (player/README.md, "The dash.js
- * plugin"); dash.js itself is a peer dependency, never bundled.
+ * Built to `lib/` as JavaScript with type declarations (player/README.md, "dash.js
+ * 5"); dash.js itself is a peer dependency, never bundled.
  */
 export { attachSammy } from './adapter.js';
 export * from '../browser/public.js';

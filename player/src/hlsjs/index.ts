@@ -5,8 +5,8 @@
  *   const hls = new Hls({ ...setup.config });
  *   const sammy = setup.attach(hls);   // then hls.attachMedia(video), hls.loadSource(url)
  *
- * Built to `lib/` as JavaScript with type declarations (player/README.md, "The hls.js
- * plugin"); hls.js itself is a peer dependency, never imported: the plugin extends the
+ * Built to `lib/` as JavaScript with type declarations (player/README.md, "hls.js
+ * 1"); hls.js itself is a peer dependency, never imported: the plugin extends the
  * app's own `Hls` class's loader and ABR controller.
  */
 export { sammyHls, type SammyHlsSetup } from './adapter.js';

@@ -6,8 +6,8 @@
  *   const sammy = attachSammy(player, { segments: '/media/segments.json' });
  *   await player.load('/media/manifest.mpd');
  *
- * Built to `lib/` as JavaScript with type declarations (player/README.md, "The Shaka
- * plugin"); Shaka itself is a peer dependency, never imported: the plugin works on the
+ * Built to `lib/` as JavaScript with type declarations (player/README.md, "Shaka
+ * Player 5"); Shaka itself is a peer dependency, never imported: the plugin works on the
  * app's player.
  */
 export { attachSammy } from './adapter.js';
