@@ -9,7 +9,7 @@
  * another rung; Delta_t then runs from the first request.
  */
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import type { ArmPolicy, SimArm } from './arms/types.js';
+import { waitBeforeRequestS, type ArmPolicy, type SimArm } from './arms/types.js';
 import { summarizeSession, type ChunkRecord, type Phase, type SessionQoE } from './core.js';
 import { SimError } from './errors.js';
 import { tileSidecar } from './ladder.js';
@@ -178,14 +178,9 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     stoppedThisChunkS = 0;
     let waitS = 0;
     if (started && lastRung >= 0) {
-      // ScheduleController._shouldBuffer: request while buffer + one segment < target
-      // (the segment is not counted when the target is below one segment).
-      const targetS = policy.bufferTargetS(lastRung, bufferS);
-      const fullS = bufferS + (targetS <= segmentS ? 0 : segmentS) - targetS;
-      if (fullS > 0) {
-        advance(fullS);
-        waitS += fullS;
-      }
+      const fullS = waitBeforeRequestS(policy, lastRung, bufferS, segmentS);
+      advance(fullS);
+      waitS += fullS;
     }
     const decision = policy.decide({ nowS: t, index, bufferS, started, stalled });
     if (decision.delayS !== undefined && decision.delayS > 0) {

@@ -12,13 +12,25 @@
  * segment, report progress every 100 ms (dash.js's AbandonRequestsRule may give the
  * download up for another rung), and report the finished chunk. Audio is fetched
  * beside the video to the same buffer target; playback needs both.
+ *
+ * Why this loop and the simulator's are two: what they share is every decision (the
+ * same `ArmPolicy` object makes them) and the request schedule (`waitBeforeRequestS`).
+ * What is left differs in kind, not in detail. The simulator's time is a number it
+ * moves forward: a download's end is computed from the trace in one step, abandonment
+ * by looking at the trace at each progress step, and the whole session is synchronous,
+ * so a sweep runs hundreds of ten-minute sessions a minute. Here time passes: a download is a
+ * socket whose bytes arrive when the network delivers them, progress is an event,
+ * the audio loop runs beside the video one, init segments and the page are fetched,
+ * and a fetch can fail. One loop behind a clock and a transport would make the
+ * simulator asynchronous (a promise per step of every simulated chunk) or this one
+ * pretend a socket's end is known in advance.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { parseSegmentsSidecar } from '@sammy/encoder/sidecar';
 import { pickSammyConfig, resolveSammyConfig, summarizeSession, type ChunkRecord, type KeyValueStore, type Phase, type SammyConfig, type SessionQoE } from '@sammy/player/abr';
-import { armFactory, type ArmPolicy, type SimArm } from '@sammy/sim/arms';
+import { armFactory, waitBeforeRequestS, type ArmPolicy, type SimArm } from '@sammy/sim/arms';
 import { cmcdHeaders } from './cmcd.js';
 import { FetchError, fetchTimed, type FetchResult } from './http.js';
 import { initUrl, parseLayout, segmentUrl, type SegmentLayout } from './layout.js';
@@ -265,10 +277,7 @@ export class HeadlessSession {
     for (let index = 0; index < count && !this.stopped; index++) {
       const pb = this.playback!;
       if (pb.started && lastRung >= 0) {
-        // ScheduleController._shouldBuffer: request while buffer + one segment < target.
-        const bufferS = this.videoBufferS(this.t());
-        const targetS = policy.bufferTargetS(lastRung, bufferS);
-        const fullS = bufferS + (targetS <= segS ? 0 : segS) - targetS;
+        const fullS = waitBeforeRequestS(policy, lastRung, this.videoBufferS(this.t()), segS);
         if (fullS > 0) await this.sleep(fullS);
       }
       if (this.stopped) return;

@@ -9,7 +9,7 @@ import { SammyArm } from './sammy.js';
 import { SpiralArm, type SpiralSettings } from './spiral.js';
 import type { ArmPolicy, SimArm } from './types.js';
 
-export type { ArmPolicy, SimArm } from './types.js';
+export { waitBeforeRequestS, type ArmPolicy, type SimArm } from './types.js';
 
 export interface ArmOptions {
   /**

@@ -88,3 +88,14 @@ export interface ArmPolicy {
   /** A download in flight: return another rung to abandon it and fetch the segment there, or null. */
   onProgress?(progress: DownloadProgress): number | null;
 }
+
+/**
+ * How long the player waits before its next video request, given the buffer now
+ * (dash.js ScheduleController._shouldBuffer: it requests while buffer + one segment is
+ * below the arm's target; the segment is not counted when the target is below one
+ * segment). The simulator and the headless player schedule by this one rule.
+ */
+export function waitBeforeRequestS(policy: ArmPolicy, lastRung: number, bufferS: number, segmentS: number): number {
+  const targetS = policy.bufferTargetS(lastRung, bufferS);
+  return Math.max(0, bufferS + (targetS <= segmentS ? 0 : segmentS) - targetS);
+}
