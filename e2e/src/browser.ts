@@ -33,7 +33,7 @@ export function chromiumUnavailableReason(): string | null {
  * `handleSignals: false` leaves SIGINT/SIGTERM to the caller (the lab cleans up its
  * namespaces first, then closes the browser itself).
  */
-export async function launchChromium(opts: { netns?: string; handleSignals?: boolean } = {}): Promise<Browser> {
+export async function launchChromium(opts: { netns?: string; handleSignals?: boolean; extraArgs?: string[] } = {}): Promise<Browser> {
   let executablePath = CHROMIUM_PATH;
   let wrapperDir: string | null = null;
   if (opts.netns) {
@@ -46,7 +46,7 @@ export async function launchChromium(opts: { netns?: string; handleSignals?: boo
   const browser = await chromium.launch({
     executablePath,
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, ...(opts.extraArgs ?? [])],
     handleSIGINT: handle,
     handleSIGTERM: handle,
     handleSIGHUP: handle,

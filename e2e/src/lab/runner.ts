@@ -35,6 +35,7 @@ import { calibrateTraceLink, longestOutage, opportunitySchedule, readTrace, rest
 import { compactTelemetry, videoMetrics } from './video-metrics.js';
 import { phaseWindows } from './windows.js';
 import { traceCapacity, traceSpanS } from './delay-by-capacity.js';
+import { chromiumTrustArgs, makeLabCertificate, type LabCertificate } from './lab-tls.js';
 import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, SERVER_LAUNCHERS, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
 
 /** The result's types live in result.ts (the report reads them too); re-exported for the tests. */
@@ -90,6 +91,8 @@ interface RunContext {
   pool: HeadlessPool | null;
   /** Per-arm history mode, headless: the arms whose device history has been started (reset once). */
   armHistory: Set<Arm>;
+  /** The run's certificate when the player reaches the server over TLS (`server.protocol`), else null. */
+  tls: LabCertificate | null;
 }
 
 function playerConfig(s: Scenario): Record<string, unknown> {
@@ -128,7 +131,7 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
     window: null, metrics: videoMetrics(null, [], [], linkRateMbps(s.link)), session: null, neighbourSession: null,
     telemetry: [], neighbourRaw: null, queue: [], cpu: [], error: null,
   };
-  const serverOpts = { kind: s.server.kind, mediaDir: ctx.media.dir, burstPackets: n.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
+  const serverOpts = { kind: s.server.kind, protocol: s.server.protocol, tls: ctx.tls, mediaDir: ctx.media.dir, burstPackets: n.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
   let server: VideoServer | null = null;
   let neighbourServer: VideoServer | null = null;
   let browser: Browser | null = null;
@@ -154,10 +157,10 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
       session = await startHeadless(ctx, { baseUrl: server.url, arm, resetHistory: historyReset, onPlayRequest });
       ctx.armHistory.add(arm);
     } else {
-      browser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
+      browser = await launchChromium({ netns: topo.ns.client, handleSignals: false, extraArgs: chromiumTrustArgs(ctx.tls) });
       // A neighbour video gets its own Chromium process, started now so that it is ready at its window: its page's
       // decoding and JavaScript then run apart from the measured page's (the CPU load is recorded per session).
-      if (second) neighbourBrowser = await launchChromium({ netns: topo.ns.client, handleSignals: false });
+      if (second) neighbourBrowser = await launchChromium({ netns: topo.ns.client, handleSignals: false, extraArgs: chromiumTrustArgs(ctx.tls) });
       session = await startSession(browser, {
         baseUrl: server.url, arm, playerConfig: playerConfig(s), startupTimeoutS: s.session.startupTimeoutS,
         resetHistory: historyReset, storageState: perArm ? ctx.armStorage.get(arm) : undefined, onPlayRequest,
@@ -267,7 +270,8 @@ function writeSchedule(schedule: OpportunitySchedule, name: string): string {
 /** The video server's command lines as result.json records them (DIR: the run's folder; PORT: the origin's, chosen at start). */
 function videoServerConfig(s: Scenario, media: LabMedia | null): { args: string[]; originArgs?: string[] } {
   if (media === null) return { args: [] };
-  const o = { kind: s.server.kind, mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
+  const tls = s.server.protocol === 'h1' ? null : { certFile: 'DIR/tls/lab-server-cert.pem', keyFile: 'DIR/tls/lab-server-key.pem' };
+  const o = { kind: s.server.kind, protocol: s.server.protocol, tls, mediaDir: media.dir, logFile: 'DIR/logs/<session>.server.log', burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT };
   return SERVER_LAUNCHERS[s.server.kind].args(o, 'PORT');
 }
 
@@ -325,7 +329,7 @@ export async function runLab(o: RunOptions): Promise<LabResult> {
   };
   const pool = media && s.player.kind === 'headless' ? await startHeadlessPool((cmd, args) => netnsExec(topo.ns.client, cmd, args)) : null;
   const undeferPool = deferCleanup(async () => void (await pool?.close()));
-  const ctx: RunContext | null = media && { s, topo, labtools, media, outDir, log, armStorage: new Map(), schedule, pool, armHistory: new Set() };
+  const ctx: RunContext | null = media && { s, topo, labtools, media, outDir, log, armStorage: new Map(), schedule, pool, armHistory: new Set(), tls: s.server.protocol === 'h1' ? null : makeLabCertificate(join(outDir, 'tls')) };
   const total = s.experiment ? 0 : s.trials * s.neighbours.reduce((a, n) => a + experimentArms(s, n).length, 0);
   try {
     if (schedule) {

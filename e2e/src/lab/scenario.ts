@@ -13,10 +13,10 @@ import { NEIGHBOUR_KINDS, neighbourKind, type Neighbour, type NeighbourKind } fr
 import { SCENARIO_DIR } from './paths.js';
 import { LabError } from './processes.js';
 import { describeTrace, type LinkTrace } from './trace-link.js';
-import { SERVER_KIND_NAMES, SERVER_KINDS, type ServerKind, type ServerKindDescription } from './server-kinds.js';
+import { SERVER_KIND_NAMES, SERVER_KINDS, SERVER_PROTOCOLS, type ServerKind, type ServerKindDescription, type ServerProtocol } from './server-kinds.js';
 
 export type { Neighbour, NeighbourKind } from './neighbours.js';
-export type { ServerKind } from './server-kinds.js';
+export type { ServerKind, ServerProtocol } from './server-kinds.js';
 
 /**
  * An experiment: a neighbour, optionally the subset of the scenario's arms that run
@@ -120,6 +120,8 @@ export interface Scenario {
   server: ServerSettings & {
     /** What serves the video in the server namespace (server-kinds.ts). */
     kind: ServerKind;
+    /** How the player reaches it (server-kinds.ts `ServerProtocol`). */
+    protocol: ServerProtocol;
     /** Congestion control of the server namespace: `reno` or `bbr` (a namespace may only default to these here). */
     congestionControl: string;
     extraArgs: string[];
@@ -306,10 +308,15 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
   if (!PLAYER_KINDS.includes(playerKind)) bad('player.kind', player.kind, `${PLAYER_KINDS.join(', ')} (browser: the page in Chromium; headless: the Node player, many sessions at once)`);
   const history = player.history ?? 'per-arm';
   if (history !== 'per-arm' && history !== 'per-session') bad('player.history', history, 'per-arm, per-session');
-  const server = obj('server', o.server ?? {}, ['kind', 'burstPackets', 'trainPackets', 'congestionControl', 'extraArgs']);
+  const server = obj('server', o.server ?? {}, ['kind', 'protocol', 'burstPackets', 'trainPackets', 'congestionControl', 'extraArgs']);
   const kind = (server.kind ?? 'node') as ServerKind;
   if (!SERVER_KIND_NAMES.includes(kind)) bad('server.kind', kind, SERVER_KIND_NAMES.join(', '));
   const trainsOf = SERVER_KINDS[kind].kernelTrainsOf;
+  const protocol = (server.protocol ?? 'h1') as ServerProtocol;
+  if (!SERVER_PROTOCOLS.includes(protocol)) bad('server.protocol', server.protocol, SERVER_PROTOCOLS.join(', '));
+  const kindProtocols: readonly ServerProtocol[] = SERVER_KINDS[kind].protocols;
+  if (!kindProtocols.includes(protocol)) bad('server.protocol', protocol, `${kindProtocols.join(', ')} with server.kind ${kind}`);
+  if (protocol !== 'h1' && playerKind === 'headless') bad('server.protocol', protocol, 'h1 with player.kind headless (the headless player speaks plain HTTP/1.1)');
   if (trainsOf !== null) refuseBurstPackets(kind, trainsOf, server, o.neighbours);
   const serverDefaults = serverSettings(server, 'server', { burstPackets: DEFAULT_SERVER_OPTIONS.burstPackets, trainPackets: null });
   const playS = num(session, 'session', 'playS', 1, 3600, 30);
@@ -367,7 +374,7 @@ export function parseScenario(json: unknown, scenarioDir: string = SCENARIO_DIR)
       warmupSessions: history === 'per-arm' ? int(player, 'player', 'warmupSessions', 0, 10, 1) : 0,
       warmupPlayS: num(player, 'player', 'warmupPlayS', 1, 600, 5),
     },
-    server: { ...serverDefaults, kind, congestionControl: cc, extraArgs: extraArgs as string[] },
+    server: { ...serverDefaults, kind, protocol, congestionControl: cc, extraArgs: extraArgs as string[] },
     neighbours,
     arms,
     trials: int(o, 'scenario', 'trials', 1, 1000, 1),

@@ -18,12 +18,24 @@ export interface ServerKindDescription {
    * burst knob, so burstPackets is refused (trainPackets sets the kernel's trains); null: it takes --burst-packets.
    */
   kernelTrainsOf: string | null;
+  /** The protocols it serves the player over in the lab (`server.protocol`). */
+  protocols: readonly ServerProtocol[];
 }
 
+/**
+ * How the player reaches the video server (`server.protocol`): `h1`, plain HTTP/1.1;
+ * `h1-tls`, HTTP/1.1 over TLS; `h2`, HTTP/2 over TLS (the server also offers HTTP/1.1 by
+ * ALPN, and the report says which one carried each session). TLS uses the lab's own
+ * certificate, which Chromium is told to trust.
+ */
+export type ServerProtocol = 'h1' | 'h1-tls' | 'h2';
+export const SERVER_PROTOCOLS: readonly ServerProtocol[] = ['h1', 'h1-tls', 'h2'];
+
 export const SERVER_KINDS = {
-  node: { setup: '', kernelTrainsOf: null },
-  'ats-edge': { setup: 'a Traffic Server edge (sammy_edge plugin) in front of a Node origin with --pacing off', kernelTrainsOf: 'the edge' },
-  nginx: { setup: 'nginx with the Sammy module (ngx_http_sammy_module), one worker', kernelTrainsOf: 'nginx' },
+  node: { setup: '', kernelTrainsOf: null, protocols: SERVER_PROTOCOLS },
+  'ats-edge': { setup: 'a Traffic Server edge (sammy_edge plugin) in front of a Node origin with --pacing off', kernelTrainsOf: 'the edge', protocols: ['h1'] },
+  // nginx's HTTP/2 is its own and the module leaves it unpaced: not a lab arm yet.
+  nginx: { setup: 'nginx with the Sammy module (ngx_http_sammy_module), one worker', kernelTrainsOf: 'nginx', protocols: ['h1', 'h1-tls'] },
 } satisfies Record<string, ServerKindDescription>;
 
 export type ServerKind = keyof typeof SERVER_KINDS;

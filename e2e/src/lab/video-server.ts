@@ -14,7 +14,8 @@ import { readTelemetry, type ResponseTelemetry } from '@sammy/server/telemetry';
 import { netnsExec } from './netns.js';
 import { REPO_DIR } from './paths.js';
 import { LabError, stop } from './processes.js';
-import type { ServerKind } from './server-kinds.js';
+import type { LabCertificate } from './lab-tls.js';
+import type { ServerKind, ServerProtocol } from './server-kinds.js';
 import { ADDRESSES, type Topology } from './topology.js';
 
 /** The built player page (`npm run build -w @sammy/player`); SAMMY_LAB_PLAYER_DIR serves another build. */
@@ -39,6 +40,10 @@ export const NEIGHBOUR_VIDEO_PORT = 8081;
 
 export interface ServerOptions {
   kind: ServerKind;
+  /** How the player reaches it (scenario `server.protocol`). */
+  protocol: ServerProtocol;
+  /** The lab's certificate, for a protocol over TLS; null for plain HTTP/1.1. */
+  tls: Pick<LabCertificate, 'certFile' | 'keyFile'> | null;
   mediaDir: string;
   logFile: string;
   burstPackets: number;
@@ -54,16 +59,17 @@ export interface ServerOptions {
 function servingArgs(o: ServerOptions): string[] {
   return [
     '--media', o.mediaDir, '--host', '0.0.0.0', '--port', String(o.port), '--workers', '1', '--player', PLAYER_DIST, '--log', o.logFile,
+    ...(o.tls === null ? [] : ['--tls-cert', o.tls.certFile, '--tls-key', o.tls.keyFile]),
   ];
 }
 
 export function serverArgs(o: ServerOptions): string[] {
-  return [...servingArgs(o), '--burst-packets', String(o.burstPackets), '--log-level', 'info', ...o.extraArgs];
+  return [...servingArgs(o), ...(o.protocol === 'h2' ? ['--http2'] : []), '--burst-packets', String(o.burstPackets), '--log-level', 'info', ...o.extraArgs];
 }
 
 /** The edge's origin: the Node server unpaced (the edge paces), its own log beside the edge's. */
 export function originArgs(o: ServerOptions): string[] {
-  return serverArgs({ ...o, port: 0, logFile: o.logFile.replace(/(\.log)?$/, '.origin$1'), extraArgs: [...o.extraArgs, '--pacing', 'off'] });
+  return serverArgs({ ...o, protocol: 'h1', tls: null, port: 0, logFile: o.logFile.replace(/(\.log)?$/, '.origin$1'), extraArgs: [...o.extraArgs, '--pacing', 'off'] });
 }
 
 /** The edge in front of `originUrl`, on the session's port, its telemetry in the session's log. */
@@ -125,7 +131,8 @@ export async function startVideoServer(topo: Topology, o: ServerOptions): Promis
     const { args } = kind.args(o, origin?.port ?? 0);
     const name = origin ? 'video edge' : 'video server';
     const s = await startServer({ name, cli: kind.cli, args, cwd: REPO_DIR, wrap, timeoutMs: kind.startTimeoutMs });
-    return { url: `http://${ADDRESSES.server}:${s.port}`, logFile: o.logFile, args, process: s.process, origin: origin?.process ?? null };
+    const scheme = o.tls === null ? 'http' : 'https';
+    return { url: `${scheme}://${ADDRESSES.server}:${s.port}`, logFile: o.logFile, args, process: s.process, origin: origin?.process ?? null };
   } catch (err) {
     if (origin) await stop(origin.process);
     throw err;

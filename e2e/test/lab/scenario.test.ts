@@ -20,7 +20,7 @@ describe('parseScenario', () => {
     expect(s.experiment).toBeNull();
     expect(parseScenario({ ...minimal, player: { history: 'per-session' } }).player.warmupSessions).toBe(0);
     expect(() => parseScenario({ ...minimal, player: { history: 'never' } })).toThrow(/player.history = "never"/);
-    expect(s.server).toEqual({ kind: 'node', burstPackets: 4, trainPackets: null, congestionControl: 'reno', extraArgs: [] });
+    expect(s.server).toEqual({ kind: 'node', protocol: 'h1', burstPackets: 4, trainPackets: null, congestionControl: 'reno', extraArgs: [] });
     expect(s.thesisComparison).toBe(false);
     expect(s.trials).toBe(1);
     expect(s.media.ladder).toBe('lab');
@@ -41,19 +41,30 @@ describe('parseScenario', () => {
     }
   });
 
+  test('server.protocol: plain HTTP/1.1 by default; over TLS, or HTTP/2, only where the server and the player speak it', () => {
+    expect(parseScenario({ ...minimal, server: { protocol: 'h2' } }).server).toMatchObject({ kind: 'node', protocol: 'h2' });
+    expect(parseScenario({ ...minimal, server: { kind: 'nginx', protocol: 'h1-tls' } }).server).toMatchObject({ kind: 'nginx', protocol: 'h1-tls' });
+    expect(() => parseScenario({ ...minimal, server: { protocol: 'h3' } })).toThrow('server.protocol = "h3" is invalid: expected h1, h1-tls, h2');
+    expect(() => parseScenario({ ...minimal, server: { kind: 'nginx', protocol: 'h2' } })).toThrow('server.protocol = "h2" is invalid: expected h1, h1-tls with server.kind nginx');
+    expect(() => parseScenario({ ...minimal, server: { kind: 'ats-edge', protocol: 'h1-tls' } })).toThrow('expected h1 with server.kind ats-edge');
+    expect(() => parseScenario({ ...minimal, player: { kind: 'headless' }, server: { protocol: 'h1-tls' } })).toThrow('expected h1 with player.kind headless');
+  });
+
   test.each([
     ['thesis-2.6-edge', 'ats-edge'],
     ['thesis-2.6-nginx', 'nginx'],
+    ['thesis-2.6-h2', 'node'],
   ])('%s is thesis-2.6 through %s, and nothing else', (name, kind) => {
     const other = loadScenario(name);
     const node = loadScenario('thesis-2.6');
     expect(other.name).toBe(name);
     expect(other.server.kind).toBe(kind);
+    expect(other.server.protocol).toBe(name.endsWith('-h2') ? 'h2' : 'h1');
     const { name: _o, description: _d, server: otherServer, trials: otherTrials, ...otherRest } = other;
     const { name: _n, description: _m, server: nodeServer, trials: _t, ...nodeRest } = node;
     expect(otherRest).toEqual(nodeRest);
     expect(otherTrials).toBe(5);
-    expect({ ...otherServer, kind: 'node' }).toEqual(nodeServer);
+    expect({ ...otherServer, kind: 'node', protocol: 'h1' }).toEqual(nodeServer);
   });
 
   test('fills neighbour defaults (thesis section 2.6)', () => {

@@ -47,6 +47,8 @@ export interface ChunkRecord {
    * Absent for a chunk that came over the network.
    */
   notFromNetwork?: 'browser-cache' | 'implausible-timing';
+  /** Extra: the protocol that carried the response (Resource Timing `nextHopProtocol`: `http/1.1`, `h2`, ...); absent when unknown. */
+  protocol?: string;
 }
 
 /** One playback session. */

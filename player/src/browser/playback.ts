@@ -342,6 +342,7 @@ export class PlaybackCore {
       ...(req.reason === undefined ? {} : { reason: req.reason }),
       ...(this.abandonedBytes.has(req.index) ? { abandonedBytes: this.abandonedBytes.get(req.index)! } : {}),
       ...(notFromNetwork ? { notFromNetwork } : {}),
+      ...(timing?.protocol ? { protocol: timing.protocol } : {}),
     };
     this.abandonedBytes.delete(req.index);
     // The estimate and the history are of the link: a chunk that never crossed it says nothing of it.

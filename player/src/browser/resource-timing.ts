@@ -18,6 +18,8 @@ export interface ChunkTiming {
    * cross-origin answer without `Timing-Allow-Origin` hides both sizes.
    */
   fromCache: boolean | null;
+  /** The protocol that carried it (`nextHopProtocol`: `http/1.1`, `h2`, `h3`); null when the entry says none. */
+  protocol: string | null;
 }
 
 /** The latest fetch of `url`, from request to first and last byte; null when the browser has no entry. */
@@ -34,6 +36,7 @@ export function resourceTiming(url: string): ChunkTiming | null {
     downloadS: ms / 1000,
     firstByteS: e.responseStart > 0 && firstMs >= 0 && firstMs <= ms ? firstMs / 1000 : null,
     fromCache: e.encodedBodySize > 0 ? e.transferSize < e.encodedBodySize : e.transferSize > 0 ? false : null,
+    protocol: e.nextHopProtocol || null,
   };
 }
 

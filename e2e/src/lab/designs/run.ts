@@ -103,7 +103,7 @@ export async function executeRun(ctx: DesignRunContext, plan: PlannedRun): Promi
   const logDir = join(ctx.outDir, 'logs');
   mkdirSync(logDir, { recursive: true });
   const tag = `t${String(plan.trial).padStart(2, '0')}-${plan.label.replace(/[^\w.+-]+/g, '_')}`;
-  const server = await startVideoServer(topo, { kind: s.server.kind, mediaDir: ctx.media.dir, burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT, logFile: join(logDir, `${tag}.server.log`) });
+  const server = await startVideoServer(topo, { kind: s.server.kind, protocol: s.server.protocol, tls: null, mediaDir: ctx.media.dir, burstPackets: s.server.burstPackets, extraArgs: s.server.extraArgs, port: VIDEO_PORT, logFile: join(logDir, `${tag}.server.log`) });
   const runStartMs = Date.now() + 500;
   const queue = startQueueMonitor(topo.ns.router, topo.bottleneckDev, () => runStartMs);
   const cpu = startCpuMonitor(() => runStartMs);
