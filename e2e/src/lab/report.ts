@@ -50,6 +50,7 @@ export const METRIC_LABELS: Record<string, string> = {
   abandonedChunks: "video chunks refetched after Sammy's stalled-download rule gave a request up (count)",
   // Recorded by results from before the fade hold was removed from the core (2026-11-28); shown when a result has it.
   fadeHoldS: "requests held by Sammy's fade hold, session total (s of playback)",
+  h2ChunkFraction: 'video chunks the browser fetched over HTTP/2 (fraction)',
   guardRaisedChunks: "paced video chunks the server's spiral guard raised above their rtp (count)",
   resumedAfterOutage: "played on after the trace's outage (fraction of sessions)",
   outageResumeS: 'playback moved again after the outage ended (s, to 0.5 s)',

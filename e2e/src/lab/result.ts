@@ -58,8 +58,8 @@ export const SUMMARY_METRICS: readonly string[] = [
   ...neighbourMetricNames.flatMap((names) => names.slice(0, 1)),
 ];
 /** The others: the video's, then each neighbour kind's further metrics. */
-export const EXTRA_METRICS: readonly string[] = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', 'mediaErrors', 'abandonedChunks', 'guardRaisedChunks', 'resumedAfterOutage', 'outageResumeS', 'cpuBusyPct', 'cpuBusyUnnicedPct', ...neighbourMetricNames.flatMap((names) => names.slice(1))];
-const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps', 'mediaErrors', 'abandonedChunks', 'guardRaisedChunks', 'resumedAfterOutage', 'outageResumeS', 'cpuBusyPct', 'cpuBusyUnnicedPct']);
+export const EXTRA_METRICS: readonly string[] = ['avgQuality', 'queueDelayMs', 'meanRtpKbps', 'mediaErrors', 'abandonedChunks', 'h2ChunkFraction', 'guardRaisedChunks', 'resumedAfterOutage', 'outageResumeS', 'cpuBusyPct', 'cpuBusyUnnicedPct', ...neighbourMetricNames.flatMap((names) => names.slice(1))];
+const VIDEO_METRICS = new Set<string>(['chunkThroughputKbps', 'videoRttMs', 'retransPct', 'playDelayS', 'rebufferCount', 'rebufferS', 'avgBitrateKbps', 'avgQuality', 'queueDelayMs', 'meanRtpKbps', 'mediaErrors', 'abandonedChunks', 'h2ChunkFraction', 'guardRaisedChunks', 'resumedAfterOutage', 'outageResumeS', 'cpuBusyPct', 'cpuBusyUnnicedPct']);
 
 export interface LabResult {
   config: Record<string, unknown> & { scenario: Scenario };

@@ -45,6 +45,8 @@ export interface VideoMetrics {
   mediaErrors?: number | null;
   /** Video chunks fetched again after Sammy's stalled-download rule gave their request up; null for arms without the Sammy core. */
   abandonedChunks?: number | null;
+  /** Video chunks that crossed HTTP/2, as a fraction of those whose protocol the browser reported (Resource Timing `nextHopProtocol`); null when none did (the headless player, results from before). */
+  h2ChunkFraction?: number | null;
   /** Paced video chunks the server applied a higher rate to than their rtp (its spiral guard raised them, per Server-Timing); null when none was paced. */
   guardRaisedChunks?: number | null;
   /** Trace links with an outage (>= 1 s without capacity) in the session: 1 if playback went on after it, else 0. */
@@ -61,6 +63,11 @@ export interface VideoMetrics {
 export function playingChunkThroughputKbps(qoe: SessionQoE): number | null {
   if (typeof qoe.chunkThroughputKbps === 'number') return qoe.chunkThroughputKbps;
   return mean(qoe.chunks.filter((c) => c.phase === 'playing').map((c) => c.throughputKbps));
+}
+
+function h2Fraction(qoe: SessionQoE | null): number | null {
+  const known = (qoe?.chunks ?? []).filter((c) => c.protocol !== undefined);
+  return known.length === 0 ? null : known.filter((c) => c.protocol === 'h2').length / known.length;
 }
 
 export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue: QueueSample[], rateMbps: number): VideoMetrics {
@@ -83,6 +90,7 @@ export function videoMetrics(qoe: SessionQoE | null, rows: ResponseRow[], queue:
     meanRtpKbps: mean(rtps),
     mediaErrors: qoe?.mediaErrors ?? null,
     abandonedChunks: sammyCore ? qoe.chunks.filter((c) => (c.abandonedBytes ?? 0) > 0).length : null,
+    h2ChunkFraction: h2Fraction(qoe),
     guardRaisedChunks: rtps.length > 0 ? qoe!.chunks.filter((c) => c.rtpKbps !== null && c.appliedRateKbps !== null && c.appliedRateKbps > c.rtpKbps).length : null,
   };
 }

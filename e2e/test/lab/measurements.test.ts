@@ -127,6 +127,10 @@ describe('video metrics', () => {
     // Mean backlog 25 kB at 40 Mbit/s = 5 ms.
     expect(m.queueDelayMs).toBeCloseTo(5);
     expect(m.playDelayS).toBe(0.8);
+    // No chunk says which protocol carried it: no HTTP/2 fraction.
+    expect(m.h2ChunkFraction).toBeNull();
+    const tagged = { ...qoe, chunks: qoe.chunks.map((c, i) => ({ ...c, ...(i === 0 ? {} : { protocol: i === 1 ? 'h2' : 'http/1.1' }) })) };
+    expect(videoMetrics(tagged, rows.slice(0, 2), [], 40).h2ChunkFraction).toBe(0.5);
   });
 
   test('throughput over time spreads each response over its duration', () => {
