@@ -55,6 +55,7 @@ describe('a lab result replayed', () => {
     playbackStartS: 3,
     window: { startS: 0, endS: 20 },
     metrics: { udpOwdMs: owdMs },
+    windows: { fill: { fromS: 0, toS: 5, metrics: { udpOwdMs: owdMs + 50 } }, steady: null },
     // The player's clock: play() at 3 - 1.5 = 1.5 s after the origin, its first chunk 0.25 s later.
     session: { qoe: { playDelayS: 1.5, initialThroughputKbps: arm === 'sammy' ? 3000 : 5000, chunks: [{ requestS: 0.25 }] } },
     telemetry,
@@ -88,6 +89,7 @@ describe('a lab result replayed', () => {
     expect(sammy.traceAtFirstRequestS).toBeCloseTo(12.25, 9);
     expect(sammy.windowFromS).toBeCloseTo(1.25, 9);
     expect(sammy.windowToS).toBeCloseTo(21.25, 9);
+    expect(sammy.phases).toEqual({ fill: { fromS: 1.25, toS: 6.25, udpOwdMs: 190 } });
     expect(sammy.historyKbps).toEqual([2000]);
     expect(run.sammy).toEqual({ beta: 0.8, maxBufferS: 30 });
     expect(run.droppedKeys).toEqual(['fadeHoldS']);
@@ -104,6 +106,9 @@ describe('a lab result replayed', () => {
       expect(Number.isFinite(pair.sim[arm]['link-filled'])).toBe(true);
     }
     expect(checked.agreement.queue.pairs).toBe(1);
+    expect(pair.phases.fill!.lab).toEqual({ controlMs: 200, sammyMs: 190 });
+    expect(checked.phaseAgreement.fill!.queue.pairs).toBe(1);
+    expect(checked.phaseAgreement.steady).toBeUndefined();
   });
 
   test('a trace file changed since the run is refused', () => {

@@ -13,7 +13,7 @@ import { NEIGHBOUR_MODELS, neighbourDelayQueues, neighbourLink, type NeighbourMo
 import { sessionFlows, simulateSession } from '../session.js';
 import { mean, pearson, spearman } from '../stats.js';
 import { loadTrace, startTraceAt, type Trace } from '../trace.js';
-import type { LabRun, LabSession } from './lab.js';
+import { PHASES, type LabRun, type LabSession, type Phase } from './lab.js';
 
 export type ModelFigures = Record<NeighbourModel, number>;
 
@@ -24,6 +24,8 @@ export interface CheckedPair {
   lab: { controlMs: number; sammyMs: number };
   /** The simulated neighbour delay over the lab's window, in full queues, per model. */
   sim: { control: ModelFigures; sammy: ModelFigures };
+  /** The same per phase window the lab measured for both arms (each arm's own window). */
+  phases: Partial<Record<Phase, { lab: { controlMs: number; sammyMs: number }; sim: { control: ModelFigures; sammy: ModelFigures } }>>;
 }
 
 /** How far the simulator's Sammy - control differences follow the lab's over a set of pairs. */
@@ -55,6 +57,8 @@ export interface CheckedRun {
   guardRaised: { raised: number; paced: number };
   pairs: CheckedPair[];
   agreement: Record<NeighbourModel, Agreement>;
+  /** Over the pairs with both arms' phase window, per phase. */
+  phaseAgreement: Partial<Record<Phase, Record<NeighbourModel, Agreement>>>;
 }
 
 export interface ModelCheckResult {
@@ -103,37 +107,65 @@ export function agreement(lab: ReadonlyArray<readonly [number, number]>, sim: Re
   };
 }
 
-function agreementByModel(pairs: readonly CheckedPair[]): Record<NeighbourModel, Agreement> {
+type Measured = Pick<CheckedPair, 'lab' | 'sim'>;
+
+function agreementByModel(pairs: readonly Measured[]): Record<NeighbourModel, Agreement> {
   const lab = pairs.map((p) => [p.lab.controlMs, p.lab.sammyMs] as const);
   const byModel = {} as Record<NeighbourModel, Agreement>;
   for (const m of NEIGHBOUR_MODELS) byModel[m] = agreement(lab, pairs.map((p) => [p.sim.control[m], p.sim.sammy[m]] as const));
   return byModel;
 }
 
-function simulate(run: LabRun, trace: Trace, sidecar: SegmentsSidecar, s: LabSession): ModelFigures {
+function phaseAgreement(pairs: readonly CheckedPair[]): CheckedRun['phaseAgreement'] {
+  const out: CheckedRun['phaseAgreement'] = {};
+  for (const phase of PHASES) {
+    const measured = pairs.flatMap((p) => (p.phases[phase] ? [p.phases[phase]] : []));
+    if (measured.length > 0) out[phase] = agreementByModel(measured);
+  }
+  return out;
+}
+
+/** The session's neighbour delay over the lab's window, and over each phase window it has. */
+function simulate(run: LabRun, trace: Trace, sidecar: SegmentsSidecar, s: LabSession): { whole: ModelFigures; phases: Partial<Record<Phase, ModelFigures>> } {
   const at = startTraceAt(trace, s.traceAtFirstRequestS);
   const base = armFactory(s.arm, { maxBufferS: run.maxBufferS, sammy: run.sammy, historyKbps: s.historyKbps });
   const arm = s.arm === 'sammy' && run.guardFloorKbps !== null ? behindGuardFloor(base, run.guardFloorKbps) : base;
   const q = simulateSession({ trace: at, sidecar, durationS: run.mediaDurationS, arm });
   const link = neighbourLink(at, run.neighbourKbps);
   const flows = sessionFlows(q.chunks);
-  const figures = {} as ModelFigures;
-  for (const m of NEIGHBOUR_MODELS) figures[m] = neighbourDelayQueues(link, flows, s.windowFromS, s.windowToS, m);
-  return figures;
+  const over = (fromS: number, toS: number): ModelFigures => {
+    const figures = {} as ModelFigures;
+    for (const m of NEIGHBOUR_MODELS) figures[m] = neighbourDelayQueues(link, flows, fromS, toS, m);
+    return figures;
+  };
+  const phases: Partial<Record<Phase, ModelFigures>> = {};
+  for (const phase of PHASES) {
+    const w = s.phases[phase];
+    if (w) phases[phase] = over(w.fromS, w.toS);
+  }
+  return { whole: over(s.windowFromS, s.windowToS), phases };
 }
 
 export function checkRun(run: LabRun, sidecar: SegmentsSidecar): CheckedRun {
   const trace = loadTrace(run.traceFile, { defaultLatencyMs: run.rttMs });
-  const pairs = run.pairs.map(
-    (p): CheckedPair => ({
+  const pairs = run.pairs.map((p): CheckedPair => {
+    const control = simulate(run, trace, sidecar, p.control);
+    const sammy = simulate(run, trace, sidecar, p.sammy);
+    const phases: CheckedPair['phases'] = {};
+    for (const phase of PHASES) {
+      const [c, s] = [p.control.phases[phase], p.sammy.phases[phase]];
+      if (c && s) phases[phase] = { lab: { controlMs: c.udpOwdMs, sammyMs: s.udpOwdMs }, sim: { control: control.phases[phase]!, sammy: sammy.phases[phase]! } };
+    }
+    return {
       trial: p.control.trial,
       traceStartS: { control: p.control.traceAtFirstRequestS, sammy: p.sammy.traceAtFirstRequestS },
       lab: { controlMs: p.control.udpOwdMs, sammyMs: p.sammy.udpOwdMs },
-      sim: { control: simulate(run, trace, sidecar, p.control), sammy: simulate(run, trace, sidecar, p.sammy) },
-    }),
-  );
+      sim: { control: control.whole, sammy: sammy.whole },
+      phases,
+    };
+  });
   const { pairs: _lab, traceFile: _file, ...rest } = run;
-  return { ...rest, trace: trace.name, pairs, agreement: agreementByModel(pairs) };
+  return { ...rest, trace: trace.name, pairs, agreement: agreementByModel(pairs), phaseAgreement: phaseAgreement(pairs) };
 }
 
 export function checkAgainstLab(runs: readonly LabRun[], sidecar: SegmentsSidecar, command: string): ModelCheckResult {

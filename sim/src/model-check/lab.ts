@@ -17,6 +17,17 @@ const SCENARIO_DIR = fileURLToPath(new URL('../../../e2e/scenarios', import.meta
 /** Sammy parameters the core no longer knows: the fade hold, removed on 2026-11-28 (docs/algorithm.md). */
 export const REMOVED_SAMMY_KEYS: readonly string[] = ['fadeHoldS', 'fadeDownloadMultiplier', 'fadeHoldMinBufferS'];
 
+/** The lab's phase windows of a steady-state scenario (e2e/src/lab/windows.ts): the startup fill, then the steady state. */
+export const PHASES = ['fill', 'steady'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/** A stretch of a session and the neighbour's mean one-way delay in it; times in s from the first media request. */
+export interface LabWindow {
+  fromS: number;
+  toS: number;
+  udpOwdMs: number;
+}
+
 /** One lab session beside the UDP neighbour: what the simulator needs to replay it and what the neighbour measured. */
 export interface LabSession {
   trial: number;
@@ -28,6 +39,8 @@ export interface LabSession {
   windowToS: number;
   /** Mean one-way delay of the neighbour's packets that arrived (`udpOwdMs`). */
   udpOwdMs: number;
+  /** The same in each phase window the run measured (steady-state scenarios; none otherwise). */
+  phases: Partial<Record<Phase, LabWindow>>;
   /** Sammy's history before this session: earlier sessions' initial-phase throughputs, oldest first. */
   historyKbps: number[];
 }
@@ -135,6 +148,14 @@ export function readLabRun(dir: string): LabRun {
     const firstRequestS = playbackStartS - field(qoe, 'playDelayS', isNumber, where) + field(chunks[0], 'requestS', isNumber, where);
     const traceAtOriginS = (isNumber(t.traceFromS) ? t.traceFromS : 0) - field(t, 'traceStartS', isNumber, where);
     const trial = field(t, 'trial', isNumber, where);
+    const phases: LabSession['phases'] = {};
+    for (const phase of PHASES) {
+      const w = ((t.windows as Json | null | undefined)?.[phase] ?? null) as Json | null;
+      const owdMs = (w?.metrics as Json | undefined)?.udpOwdMs;
+      if (w && isNumber(w.fromS) && isNumber(w.toS) && isNumber(owdMs) && w.toS > w.fromS) {
+        phases[phase] = { fromS: playbackStartS + w.fromS - firstRequestS, toS: playbackStartS + w.toS - firstRequestS, udpOwdMs: owdMs };
+      }
+    }
     const pair = sessions.get(trial) ?? {};
     pair[arm] = {
       trial,
@@ -143,6 +164,7 @@ export function readLabRun(dir: string): LabRun {
       windowFromS: playbackStartS + field(window, 'startS', isNumber, where) - firstRequestS,
       windowToS: playbackStartS + field(window, 'endS', isNumber, where) - firstRequestS,
       udpOwdMs: owd,
+      phases,
       historyKbps: arm === 'sammy' && t.historyReset !== true ? before : [],
     };
     sessions.set(trial, pair);
