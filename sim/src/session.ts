@@ -13,7 +13,8 @@ import { waitBeforeRequestS, type ArmPolicy, type SimArm } from './arms/types.js
 import { summarizeSession, type ChunkRecord, type Phase, type SessionQoE } from './core.js';
 import { SimError } from './errors.js';
 import { tileSidecar } from './ladder.js';
-import { capacityKbits, latencyAtS, linkFilledS, meanBandwidthKbps, NEIGHBOUR_MEAN_SHARE, queueHeldS, transferEndS, type Trace } from './trace.js';
+import { DEFAULT_NEIGHBOUR_MODEL, neighbourDelayQueues, neighbourLink, type Flow, type NeighbourModel } from './neighbour.js';
+import { capacityKbits, latencyAtS, linkFilledS, transferEndS, type Trace } from './trace.js';
 import { mean } from './stats.js';
 
 /** A ChunkRecord with what the simulator also knows. */
@@ -33,8 +34,8 @@ export interface SimChunkRecord extends ChunkRecord {
    * link's full capacity, not held under it by the pace (trace.ts `linkFilledS`).
    */
   linkFilledS: number;
-  /** `linkFilledS` weighted by the delay a full queue then holds a neighbour's packet (trace.ts `queueHeldS`). */
-  queueHeldS: number;
+  /** When this segment's bytes flowed (an abandoned download first), at `rtpKbps`: what neighbour.ts scores. */
+  flows: Array<{ fromS: number; toS: number }>;
 }
 
 /** Session-wide figures beyond SessionQoE. */
@@ -59,14 +60,12 @@ export interface SimSummary {
    * no queue; an unpaced download fills the link for all of its time).
    */
   linkFilledS: number;
-  /** Sum of the chunks' `queueHeldS`. */
-  queueHeldS: number;
   /**
-   * queueHeldS over the session's length (to the last frame: the last arrival plus the
-   * buffer then, so a player that keeps less buffer at the end is not credited with a
-   * longer session): the mean delay the video adds to a neighbour at
-   * NEIGHBOUR_MEAN_SHARE of the mean rate, in full queues at the trace's mean rate
-   * (with a queue of 4 x BDP at 40 ms, 1 is 160 ms).
+   * The mean delay of a neighbour at NEIGHBOUR_MEAN_SHARE of the mean rate over the
+   * session's length (to the last frame: the last arrival plus the buffer then, so a
+   * player that keeps less buffer at the end is not credited with a longer session),
+   * in full queues at the trace's mean rate (with a queue of 4 x BDP at 40 ms, 1 is
+   * 160 ms), by the session's `neighbourModel` (neighbour.ts).
    */
   neighbourDelayQueues: number;
 }
@@ -86,6 +85,8 @@ export interface SessionOptions {
   durationS?: number;
   /** Buffer needed for the first frame (and to resume after a rebuffer); default one segment. */
   startupBufferS?: number;
+  /** How `sim.neighbourDelayQueues` is scored (neighbour.ts); default DEFAULT_NEIGHBOUR_MODEL. */
+  neighbourModel?: NeighbourModel;
 }
 
 export const DEFAULT_SESSION_DURATION_S = 600;
@@ -110,9 +111,6 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
   const policy = options.arm(sidecar, count * segmentS);
   const startupBufferS = Math.min(options.startupBufferS ?? segmentS, count * segmentS);
   const reps = sidecar.representations;
-  const meanKbps = meanBandwidthKbps(trace);
-  const neighbourKbps = NEIGHBOUR_MEAN_SHARE * meanKbps;
-  const heldS = (fromS: number, toS: number): number => queueHeldS(trace, fromS, toS, rtpKbps, meanKbps, neighbourKbps);
 
   let t = 0;
   let bufferS = 0;
@@ -196,14 +194,14 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     let download = startDownload(rung, index, t);
     let abandonedBytes = 0;
     let filledS = 0;
-    let queueS = 0;
+    const flows: SimChunkRecord['flows'] = [];
     // dash.js's AbandonRequestsRule: the arm may give up a download part-way and fetch the
     // same segment again at another rung (once per segment, as dash.js does).
     const abandon = policy.onProgress ? progressCheck((p) => policy.onProgress!(p), download, index, bufferS, t) : null;
     if (abandon !== null) {
       abandonedBytes = abandon.loadedBytes;
       filledS += linkFilledS(trace, download.firstByteS, abandon.atS, rtpKbps);
-      queueS += heldS(download.firstByteS, abandon.atS);
+      flows.push({ fromS: download.firstByteS, toS: abandon.atS });
       advance(abandon.atS - t);
       t = abandon.atS;
       rung = abandon.rung;
@@ -235,7 +233,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
       ssim: rep.ssim[index]!,
       abandonedBytes,
       linkFilledS: filledS + linkFilledS(trace, firstByteS, endS, rtpKbps),
-      queueHeldS: queueS + heldS(firstByteS, endS),
+      flows: [...flows, { fromS: firstByteS, toS: endS }],
     };
     chunks.push(record);
     lastRung = rung;
@@ -263,6 +261,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     }
   }
 
+  const neighbourModel = options.neighbourModel ?? DEFAULT_NEIGHBOUR_MODEL;
   const config = {
     arm: policy.arm,
     trace: trace.name,
@@ -271,6 +270,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     startupBufferS,
     segmentDurationS: segmentS,
     ladderKbps: reps.map((r) => r.bitrateKbps),
+    neighbourModel,
     ...policy.config,
   };
   return summarize(policy, trace, sidecar, chunks, config, {
@@ -282,6 +282,7 @@ export function simulateSession(options: SessionOptions): SimSessionQoE {
     segmentS,
     lastArrivalS: t,
     bufferEndS: bufferS,
+    neighbourModel,
   });
 }
 
@@ -294,6 +295,7 @@ interface Totals {
   segmentS: number;
   lastArrivalS: number;
   bufferEndS: number;
+  neighbourModel: NeighbourModel;
 }
 
 function summarize(
@@ -318,7 +320,7 @@ function summarize(
     rebufferS: totals.rebufferS,
     playedRanges: [[0, mediaS]],
   });
-  const queueHeldS = chunks.reduce((s, c) => s + c.queueHeldS, 0);
+  const endS = totals.lastArrivalS + totals.bufferEndS;
   const rtps = chunks.filter((c) => c.phase === 'playing' && c.rtpKbps !== null).map((c) => c.rtpKbps!);
   return {
     ...qoe,
@@ -334,8 +336,12 @@ function summarize(
       stoppedS: totals.stoppedS,
       playingRtpKbps: rtps.length === 0 ? null : { mean: mean(rtps)!, min: Math.min(...rtps), max: Math.max(...rtps) },
       linkFilledS: chunks.reduce((s, c) => s + c.linkFilledS, 0),
-      queueHeldS,
-      neighbourDelayQueues: queueHeldS / (totals.lastArrivalS + totals.bufferEndS),
+      neighbourDelayQueues: endS > 0 ? neighbourDelayQueues(neighbourLink(trace), sessionFlows(chunks), 0, endS, totals.neighbourModel) : 0,
     },
   };
+}
+
+/** A session's downloads in time order, each at its chunk's rtp: what neighbour.ts scores. */
+export function sessionFlows(chunks: readonly SimChunkRecord[]): Flow[] {
+  return chunks.flatMap((c) => c.flows.map((f) => ({ ...f, capKbps: c.rtpKbps })));
 }

@@ -25,7 +25,7 @@ export interface StartSession {
   avgBitrateKbps: number;
   chunkThroughputKbps: number | null;
   switchCount: number;
-  /** The delay it adds to a neighbour, in full queues (session.ts `neighbourDelayQueues`). */
+  /** A neighbour's mean delay beside it, in full queues (session.ts `neighbourDelayQueues`). */
   neighbourDelayQueues: number;
 }
 
@@ -42,7 +42,7 @@ export interface AgainstControl {
   /** Starts where its time-average bitrate was below control's, and above it. */
   bitrateLower: number;
   bitrateHigher: number;
-  /** Starts where the delay it adds to a neighbour was below control's, and above it. */
+  /** Starts where a neighbour's delay beside it was below that beside control, and above it. */
   neighbourDelayLower: number;
   neighbourDelayHigher: number;
 }
@@ -161,7 +161,7 @@ export function startsMarkdown(result: StartsResult, title: string): string {
   const lines = [
     `# ${title}`,
     '',
-    `${result.rows.length} sessions per arm, ${'count' in result.spacing ? 'spread evenly over' : `one from every ${result.spacing.everyS} s of`} the trace's ${result.passS.toFixed(1)} s pass. Means over the starts; against control: in how many starts the arm's session did worse or better than control's from the same start (rebuffering by more than ${STALL_TOLERANCE_S} s). Neighbour delay: the mean delay the video adds to a neighbour sending a ninth of the trace's mean rate, in full queues at that rate (the simulator's queue model).`,
+    `${result.rows.length} sessions per arm, ${'count' in result.spacing ? 'spread evenly over' : `one from every ${result.spacing.everyS} s of`} the trace's ${result.passS.toFixed(1)} s pass. Means over the starts; against control: in how many starts the arm's session did worse or better than control's from the same start (rebuffering by more than ${STALL_TOLERANCE_S} s). Neighbour delay: the mean delay of a neighbour sending a ninth of the trace's mean rate, in full queues at that rate (src/neighbour.ts).`,
     '',
     '| arm | rebuffer time (s) | starts with a stall | time-average bitrate (kbps) | playing-phase chunk throughput (kbps) | switches | neighbour delay (full queues) | rebuffered more / less than control | bitrate lower / higher than control | neighbour delay lower / higher than control |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',

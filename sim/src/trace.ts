@@ -264,15 +264,15 @@ export function transferEndS(trace: Trace, startS: number, kbits: number, capKbp
   }
 }
 
-/** Calls `visit` with each step's bandwidth and the seconds of it within [fromS, toS). */
-function walkSteps(trace: Trace, fromS: number, toS: number, visit: (bandwidthKbps: number, seconds: number) => void): void {
+/** Calls `visit` with each step's bandwidth, the seconds of it within [fromS, toS) and where they start. */
+export function walkSteps(trace: Trace, fromS: number, toS: number, visit: (bandwidthKbps: number, seconds: number, atS: number) => void): void {
   const starts = trace.stepStartS;
   const last = starts.length - 1;
   let { index, baseS } = locate(trace, fromS);
   let t = fromS;
   while (t < toS) {
     const endS = Math.min(toS, index < last ? baseS + starts[index + 1]! : trace.periodS === null ? Infinity : baseS + trace.periodS);
-    visit(trace.bandwidthKbps[index]!, endS - t);
+    visit(trace.bandwidthKbps[index]!, endS - t, t);
     t = endS;
     if (index < last) {
       index += 1;
@@ -302,29 +302,6 @@ export function linkFilledS(trace: Trace, fromS: number, toS: number, capKbps: n
   let seconds = 0;
   walkSteps(trace, fromS, toS, (bandwidth, s) => {
     if (capKbps === null || bandwidth <= capKbps) seconds += s;
-  });
-  return seconds;
-}
-
-/**
- * A neighbour sharing the bottleneck, as a share of the trace's mean rate: the lab's
- * UDP neighbours send 5 of the thesis link's 40 Mbit/s and 0.5 of the LTE trace's
- * 4.6 (the simulator has no neighbour of its own; this sets only `queueHeldS`).
- */
-export const NEIGHBOUR_MEAN_SHARE = 0.11;
-
-/**
- * `linkFilledS` weighted by how long a full queue then holds a neighbour's packet: each
- * second in which a download paced at `capKbps` fills the link counts meanKbps /
- * bandwidth (a full queue drains in that many times its drain time at the mean rate).
- * Steps no faster than `neighbourKbps` do not count: the neighbour fills the queue
- * there by itself. Divided by a session's length, it is the mean delay the video adds
- * to the neighbour, in full queues at the trace's mean rate.
- */
-export function queueHeldS(trace: Trace, fromS: number, toS: number, capKbps: number | null, meanKbps: number, neighbourKbps: number): number {
-  let seconds = 0;
-  walkSteps(trace, fromS, toS, (bandwidth, s) => {
-    if (bandwidth > neighbourKbps && (capKbps === null || bandwidth <= capKbps)) seconds += (s * meanKbps) / bandwidth;
   });
   return seconds;
 }

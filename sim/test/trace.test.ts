@@ -9,7 +9,6 @@ import {
   constantTrace,
   latencyAtS,
   linkFilledS,
-  queueHeldS,
   loadTrace,
   meanBandwidthKbps,
   parseMahimahiTrace,
@@ -64,15 +63,6 @@ describe('step traces', () => {
     // A pace equal to the link's rate fills it too; under every step's rate, nothing.
     expect(linkFilledS(steps, 0, 1, 1000)).toBeCloseTo(1);
     expect(linkFilledS(steps, 3, 10, 3000)).toBe(0);
-  });
-
-  test('the seconds a download fills the link, each weighted by how long a full queue then holds a packet', () => {
-    // Mean 1800 kbps: the 1000 kbps second counts 1.8, the two 4000 kbps seconds 0.45 each, the empty gap nothing.
-    expect(queueHeldS(steps, 0, 5, null, 1800, 500)).toBeCloseTo(1.8 + 0.9, 9);
-    // Paced at 2000 kbps the download fills only the 1000 kbps step.
-    expect(queueHeldS(steps, 0, 5, 2000, 1800, 500)).toBeCloseTo(1.8, 9);
-    // Steps no faster than the neighbour it fills by itself: they do not count.
-    expect(queueHeldS(steps, 0, 5, null, 1800, 1000)).toBeCloseTo(0.9, 9);
   });
 
   test('latency per step, with the default where a step has none', () => {

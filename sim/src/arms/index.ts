@@ -7,7 +7,7 @@ import { ARM_REGISTRY, dashjsBufferTimesS, DEFAULT_SAMMY_CONFIG, roundRtpKbps, t
 import { DashJsArm, type DashJsSettings } from './dashjs.js';
 import { SammyArm } from './sammy.js';
 import { SpiralArm, type SpiralSettings } from './spiral.js';
-import type { ArmPolicy, SimArm } from './types.js';
+import type { ArmPolicy, Decision, SimArm } from './types.js';
 
 export { waitBeforeRequestS, type ArmPolicy, type SimArm } from './types.js';
 
@@ -57,20 +57,20 @@ export function armFactory(arm: SimArm, options: ArmOptions = {}): ArmFactory {
 }
 
 /**
- * The arm with its rtp replaced by a multiple of the chosen rung's bitrate on every
- * request: the pacing of the thesis 2.2.3 example, to show which rules spiral under it.
+ * The arm with the rtp of every request replaced by `rtpOf` of the arm's decision and
+ * the chosen rung's bitrate; `note` goes into the session's config as `rtpOverride`.
  */
-export function pacedAtBitrateMultiple(factory: ArmFactory, multiple: number): ArmFactory {
+function withRtp(factory: ArmFactory, note: string, rtpOf: (decision: Decision, bitrateKbps: number) => number | null): ArmFactory {
   return (sidecar, contentDurationS) => {
     const inner = factory(sidecar, contentDurationS);
     const bitratesKbps = sidecar.representations.map((r) => r.bitrateKbps);
     return {
       arm: inner.arm,
-      config: { ...inner.config, rtpOverride: `${multiple}x the chosen bitrate` },
+      config: { ...inner.config, rtpOverride: note },
       bufferTargetS: (rung, bufferS) => inner.bufferTargetS(rung, bufferS),
       decide: (ctx) => {
         const d = inner.decide(ctx);
-        return { ...d, rtpKbps: roundRtpKbps(multiple * bitratesKbps[d.rung]!) };
+        return { ...d, rtpKbps: rtpOf(d, bitratesKbps[d.rung]!) };
       },
       onChunk: (chunk) => inner.onChunk(chunk),
       onPlaybackStart: (nowS) => inner.onPlaybackStart?.(nowS),
@@ -78,4 +78,22 @@ export function pacedAtBitrateMultiple(factory: ArmFactory, multiple: number): A
       onProgress: (progress) => inner.onProgress?.(progress) ?? null,
     };
   };
+}
+
+/**
+ * The arm with its rtp replaced by a multiple of the chosen rung's bitrate on every
+ * request: the pacing of the thesis 2.2.3 example, to show which rules spiral under it.
+ */
+export function pacedAtBitrateMultiple(factory: ArmFactory, multiple: number): ArmFactory {
+  return withRtp(factory, `${multiple}x the chosen bitrate`, (_d, bitrateKbps) => roundRtpKbps(multiple * bitrateKbps));
+}
+
+/**
+ * The arm behind a server whose spiral guard raises every paced request to `floorKbps`:
+ * what the lab's server did to Sammy's requests before they declared a floor of their
+ * own (server/src/spiral-guard.ts; 2.5 x the top bitrate). Today's guard keeps the
+ * declared floor, which the sammy arm sends at or under its rtp, so it changes nothing.
+ */
+export function behindGuardFloor(factory: ArmFactory, floorKbps: number): ArmFactory {
+  return withRtp(factory, `raised to at least ${floorKbps} kbps by the server's guard`, (d) => (d.rtpKbps === null ? null : Math.max(d.rtpKbps, floorKbps)));
 }

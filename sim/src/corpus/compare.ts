@@ -28,7 +28,7 @@ export interface ArmFigures {
   minPlayingRtpKbps: number | null;
   /** Seconds the video's downloads filled the link (session.ts `linkFilledS`). */
   linkFilledS: number;
-  /** The delay the video adds to a neighbour, in full queues (session.ts `neighbourDelayQueues`). */
+  /** A neighbour's mean delay beside the video, in full queues (session.ts `neighbourDelayQueues`). */
   neighbourDelayQueues: number;
 }
 

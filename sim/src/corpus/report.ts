@@ -74,9 +74,9 @@ absolute difference for switches, rebuffer time, SSIM and play delay, a relative
 bitrate and chunk throughput. Chunk throughput is over playing-phase chunks (total bits /
 total download time). Link filled is the seconds the video's downloads ran at the link's
 full capacity, not held under it by a pace: where a queue in front of the link would
-fill and its neighbours wait (relative change). Neighbour delay is the mean delay the
-video adds to a neighbour sending a ninth of the link's mean rate, in full queues at that
-rate (each second the video fills the link weighs mean rate / rate then). The bar per trace: Sammy's switches at most control's + ${BAR.extraSwitches},
+fill and its neighbours wait (relative change). Neighbour delay is the mean delay of a
+neighbour sending a ninth of the link's mean rate behind a droptail queue of 4 x BDP, in
+full queues at that rate (src/neighbour.ts). The bar per trace: Sammy's switches at most control's + ${BAR.extraSwitches},
 rebuffer time at most control's + ${BAR.extraRebufferS} s, mean SSIM at least control's - ${BAR.ssimDrop}.
 
 - ladder: ${ctx.ladder}; ${ctx.durationS} s of media per session; buffer target ${ctx.maxBufferS} s for every arm

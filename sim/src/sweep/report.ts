@@ -66,9 +66,8 @@ the mean over the traces of the per-trace change against \`control\` on the same
 rebuffers and play delay are totals and means over the traces; "link filled" is the
 mean change of the seconds the video's downloads ran at the link's full capacity (where
 a queue in front of the link would fill and its neighbours wait); "neighbour delay" is
-the mean delay the video adds to a neighbour sending a ninth of the link's mean rate, in
-full queues at that mean rate (each second the video fills the link weighs mean rate /
-rate then: a full queue holds a packet longest in a fade). The Pareto front is over
+the mean delay of a neighbour sending a ninth of the link's mean rate behind a droptail
+queue of 4 x BDP, in full queues at that mean rate (src/neighbour.ts). The Pareto front is over
 (lower throughput, higher quality) among points that rebuffer no more than control.
 
 - traces (${ctx.traces.length}): ${ctx.traces.join(', ')}

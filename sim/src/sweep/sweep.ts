@@ -36,7 +36,7 @@ export interface SweepRow {
   bitrateChangePct: number;
   /** Mean over traces of 100 (x / control - 1) of the seconds the video filled the link (session.ts `linkFilledS`). */
   linkFilledChangePct: number;
-  /** Mean over traces of the delay the video adds to a neighbour, in full queues (session.ts `neighbourDelayQueues`). */
+  /** Mean over traces of a neighbour's mean delay beside the video, in full queues (session.ts `neighbourDelayQueues`). */
   neighbourDelayQueues: number;
   rebufferCount: number;
   rebufferS: number;
