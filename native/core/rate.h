@@ -82,6 +82,9 @@ int64_t sammy_guard_floor_kbps(const sammy_rate_request *request, double multipl
  * ahead: one or two looks per response. An unpaced tail's rate is a guess (the
  * kernel's delivery rate, else an assumed rate), so it is looked at again within
  * SAMMY_DRAIN_POLL_MAX_MS. Never sooner than SAMMY_DRAIN_POLL_MIN_MS.
+ *
+ * The policy and its constants are the Node server's (server/src/drain.ts: drainPollMs,
+ * floored); native/test/core.test.ts fails if a value here differs from that file's.
  */
 #define SAMMY_DRAIN_POLL_MIN_MS 1
 #define SAMMY_DRAIN_POLL_MAX_MS 1000

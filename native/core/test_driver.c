@@ -9,6 +9,7 @@
  *   test_driver options    ARG <TAB> ARG ...         -> ok pacing min max guard multiplier query max_bytes tail | error message
  *   test_driver telemetry  PATH PROBLEM              -> the JSON line
  *   test_driver drain      NOTSENT RATE DELIVERY     -> milliseconds
+ *   test_driver constants  (no input)                -> NAME <TAB> VALUE, one a line: the drain policy's #defines
  *   test_driver train      RATE MIN_RTT_US MSS       -> bytes
  * where H0..H3 are the CMCD-Object, -Request, -Session and -Status values, '-' for
  * absent, and ARG are --name=value options (any of them).
@@ -127,10 +128,19 @@ static void run_telemetry(char **f, size_t n) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: test_driver cmcd|decide|strip|options|telemetry|drain|train < cases\n");
+    fprintf(stderr, "usage: test_driver cmcd|decide|strip|options|telemetry|drain|train|constants < cases\n");
     return 2;
   }
   const char *mode = argv[1];
+  if (strcmp(mode, "constants") == 0) {
+    /* The values the core is compiled with, for the test that holds them to server/src/drain.ts. */
+    printf("DRAIN_POLL_MIN_MS\t%llu\n", (unsigned long long)SAMMY_DRAIN_POLL_MIN_MS);
+    printf("DRAIN_POLL_MAX_MS\t%llu\n", (unsigned long long)SAMMY_DRAIN_POLL_MAX_MS);
+    printf("PACED_DRAIN_POLL_MAX_MS\t%llu\n", (unsigned long long)SAMMY_PACED_DRAIN_POLL_MAX_MS);
+    printf("UNPACED_DRAIN_RATE_BYTES_PER_S\t%llu\n", (unsigned long long)SAMMY_UNPACED_DRAIN_RATE_BYTES_PER_S);
+    printf("MAX_DRAIN_STALL_MS\t%llu\n", (unsigned long long)SAMMY_MAX_DRAIN_STALL_MS);
+    return 0;
+  }
   static char line[1 << 19];
   static char buf[1 << 18];
   static char out[1 << 18];

@@ -11,6 +11,14 @@
 import { execFileSync } from 'node:child_process';
 import { clampRateKbps, readRateRequest } from '@sammy/server/cmcd';
 import { DEFAULT_SERVER_OPTIONS } from '@sammy/server/options';
+import {
+  DRAIN_POLL_MAX_MS,
+  DRAIN_POLL_MIN_MS,
+  drainPollMs,
+  MAX_DRAIN_STALL_MS,
+  PACED_DRAIN_POLL_MAX_MS,
+  UNPACED_DRAIN_RATE_BYTES_PER_S,
+} from '@sammy/server/drain';
 import { DEFAULT_DEVICE_GSO, DEFAULT_KERNEL_TSO, predictKernelTrainPackets } from '@sammy/server/burst';
 import { applyGuard, guardFloor } from '@sammy/server/spiral-guard';
 import { parseTelemetry } from '@sammy/server/telemetry';
@@ -361,6 +369,22 @@ describeCc('the C core, against the Node server', () => {
   test('the drain policy: a paced tail is looked at when it can have left (up to 30 s), an unpaced one within 1 s', () => {
     const cases = ['0 5000000 0', '5000000 5000000 0', '50000 5000000 0', '50000000 5000000 0', '500000000 5000000 0', '4000000 0 2000000', '300000 0 0', '999 1000000 0'];
     expect(runDriver('drain', cases.map((c) => c.replace(/ /g, '\t')))).toEqual(['1', '1000', '10', '10000', '30000', '1000', '300', '1']);
+  });
+
+  test("the drain policy's constants are the Node server's (server/src/drain.ts), and so is the policy, floored to whole ms", () => {
+    const out = execFileSync(driver, ['constants'], { input: '', encoding: 'utf8' });
+    const inC = Object.fromEntries(out.trim().split('\n').map((line) => line.split('\t')).map(([name, value]) => [name, Number(value)]));
+    expect(inC).toEqual({ DRAIN_POLL_MIN_MS, DRAIN_POLL_MAX_MS, PACED_DRAIN_POLL_MAX_MS, UNPACED_DRAIN_RATE_BYTES_PER_S, MAX_DRAIN_STALL_MS });
+    // Every wait from 1 ms to past both ceilings, paced and unpaced, with and without a delivery-rate sample.
+    const cases: [number, number, number][] = [];
+    for (const rate of [0, 12_500, 125_000, 1_250_000, 5_000_000, 125_000_000]) {
+      for (const delivery of [0, 1, 700_000, 60_000_000]) {
+        for (const notsent of [0, 1, 999, 1000, 1448, 65_536, 1_000_000, 4_194_304, 123_456_789, 4_000_000_000]) cases.push([notsent, rate, delivery]);
+      }
+    }
+    const c = runDriver('drain', cases.map((k) => k.join('\t')));
+    const node = cases.map(([unsentBytes, rateBytesPerS, deliveryRateBytesPerS]) => String(Math.floor(drainPollMs({ unsentBytes, rateBytesPerS, deliveryRateBytesPerS }))));
+    expect(c).toEqual(node);
   });
 
   test("the kernel's train: the Node server's prediction (server/src/burst.ts) with Linux's default settings", () => {
