@@ -15,14 +15,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
-import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { parseSegmentsSidecar } from '@sammy/encoder/sidecar';
+import { parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { pickSammyConfig, resolveSammyConfig, summarizeSession, type ChunkRecord, type KeyValueStore, type Phase, type SammyConfig, type SessionQoE } from '@sammy/player/abr';
 import { armFactory, type ArmPolicy, type SimArm } from '@sammy/sim/arms';
 import { cmcdHeaders } from './cmcd.js';
 import { FetchError, fetchTimed, type FetchResult } from './http.js';
 import { initUrl, parseLayout, segmentUrl, type SegmentLayout } from './layout.js';
-import type { SessionResult } from '../lab/session.js';
+import type { SessionResult } from '../analysis/records.js';
 import { PlaybackModel } from './playback.js';
 
 /** What a device keeps between sessions (a browser keeps both in localStorage). */

@@ -9,10 +9,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gccUnavailableReason } from '../../src/lab/native.js';
-import { neighbourAloneDelays, udpSendGrid, type AloneDelays } from '../../src/lab/neighbour-alone.js';
-import type { UdpRaw } from '../../src/lab/neighbours.js';
-import { renderReport } from '../../src/lab/report.js';
-import type { LabResult, TrialRecord } from '../../src/lab/result.js';
+import type { AloneDelays } from '../../src/analysis/delay-by-capacity.js';
+import { renderReport } from '../../src/analysis/report.js';
+import { neighbourAloneDelays, udpSendGrid } from '../../src/lab/neighbour-alone.js';
+import type { UdpRaw } from '../../src/scenario/neighbour-kinds.js';
+import type { LabResult, TrialRecord } from '../../src/analysis/result.js';
 
 const reason = gccUnavailableReason();
 const dir = mkdtempSync(join(tmpdir(), 'sammy-alone-test-'));
