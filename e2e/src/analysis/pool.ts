@@ -9,6 +9,7 @@
  */
 import { LabError } from '../lab-error.js';
 import { codeOf, codeText, pairedTables } from './report.js';
+import { markdownOf, type Block } from './report-markdown.js';
 import type { LabResult, TrialRecord } from './result.js';
 
 export interface PooledRun {
@@ -104,17 +105,14 @@ export function poolRuns(runs: Array<{ dir: string; result: LabResult }>): Poole
 export function pooledMarkdown(pool: PooledRuns): string {
   const s = pool.result.config.scenario;
   const tables = pairedTables(s, pool.result.trials, s.arms);
-  return [
-    `# ${s.name}: ${pool.runs.length} runs pooled`,
-    '',
-    `Rendered by \`npm run lab -- --pool ${pool.runs.map((r) => r.dir).join(',')}\` from the runs' result files.`,
-    '',
-    '| run | started | finished | code | trials | sessions | failed |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
-    ...pool.runs.map((r) => `| ${r.dir} | ${r.startedAt} | ${r.finishedAt ?? '(unfinished)'}${r.complete ? '' : ' (incomplete)'} | ${r.code ?? 'not recorded'} | ${r.trials} | ${r.sessions} | ${r.failed} |`),
-    '',
-    "Each session set against control's session of the same run, trial and experiment: the mean over every run's trials of (arm - control) [95% CI] (n trials), and in how many trials the arm's value was lower and higher than control's.",
-    ...(tables.length > 0 ? tables : ['', 'No arm to set against control: the runs need control and another arm.']),
-    '',
-  ].join('\n');
+  const runs = pool.runs.map((r) => [
+    r.dir, r.startedAt, `${r.finishedAt ?? '(unfinished)'}${r.complete ? '' : ' (incomplete)'}`, r.code ?? 'not recorded', String(r.trials), String(r.sessions), String(r.failed),
+  ]);
+  const blocks: Block[] = [
+    { lines: [{ prose: 'pooledBy', slots: { dirs: pool.runs.map((r) => r.dir).join(',') } }] },
+    { table: { header: ['run', 'started', 'finished', 'code', 'trials', 'sessions', 'failed'], rows: runs } },
+    { lines: [{ prose: 'pooledPairs', slots: {} }] },
+  ];
+  if (tables.length === 0) blocks.push({ lines: [{ prose: 'pooledNoControl', slots: {} }] });
+  return markdownOf({ title: `${s.name}: ${pool.runs.length} runs pooled`, sections: [{ key: 'runs', heading: null, blocks }, ...tables] });
 }

@@ -2,13 +2,16 @@
  * DIR/report.md and its SVG figures from a lab result: the summary table beside the
  * thesis's lab numbers (section 2.6), the measurement windows, and time series
  * averaged over trials (like thesis Fig. 2.7) and neighbour metrics per arm (Fig. 2.8).
+ * The report is built as a model (`reportModel`: sections of tables and sentences whose
+ * slots hold the numbers) and written by report-markdown.ts, where the sentences live.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { NEIGHBOUR_KINDS, type NeighbourKind } from '../scenario/neighbour-kinds.js';
 import { LabError } from '../lab-error.js';
-import type { CodeVersion } from './records.js';
+import type { CodeVersion, DelayLineStats } from './records.js';
+import { markdownOf, prose, type Block, type ReportModel, type Section } from './report-markdown.js';
 import { experimentName, type LabResult, type TrialRecord } from './result.js';
 import { queueDelayMsOf } from './queue-samples.js';
 import { linkRateMbps, queueBytes, serverKindOf, trialTraceStartsS, type Scenario } from '../scenario/scenario.js';
@@ -80,9 +83,9 @@ function cell(s: MetricSummary | undefined): string {
 
 /** How the player history was treated, in words (thesis 2.5.6). */
 function historyText(player: Scenario['player']): string {
-  if (player.history === 'per-session') return 'history reset before every session';
-  const warmup = player.warmupSessions === 0 ? 'no warm-up' : `then ${player.warmupSessions} unmeasured ${player.warmupPlayS} s warm-up session(s) to seed it`;
-  return `history reset once per arm before its first session, ${warmup}, carried between that arm's sessions`;
+  if (player.history === 'per-session') return prose('historyPerSession');
+  const warmup = player.warmupSessions === 0 ? prose('noWarmup') : prose('warmup', { sessions: player.warmupSessions, playS: player.warmupPlayS });
+  return prose('historyPerArm', { warmup });
 }
 
 /** Mean over trials of step series [t, v], in bins of `binS`. */
@@ -184,40 +187,46 @@ function experimentTitle(s: Scenario, name: string): string {
 /** How the scenario's server makes bursts. */
 function burstText(s: Scenario): string {
   const trainsOf = serverKindOf(s).kernelTrainsOf;
-  return trainsOf === null ? `burst ${s.server.burstPackets} packets` : `${trainsOf}'s kernel trains`;
+  return trainsOf === null ? prose('burstPackets', { packets: s.server.burstPackets }) : prose('kernelTrainsOf', { server: trainsOf });
+}
+
+/** Kernel trains of `packets`, or the kernel's own (null). */
+function trainsText(packets: number | null | undefined): string {
+  return packets ? prose('trainsOf', { packets }) : prose('ownTrains');
 }
 
 /** An experiment's server and queue settings where they differ from the scenario's (older results have none). */
 function settingsText(s: Scenario, e: Scenario['neighbours'][number]): string {
   const parts: string[] = [];
-  if (e.server && e.server.burstPackets !== s.server.burstPackets) parts.push(`burst ${e.server.burstPackets} packets`);
-  if (e.server && e.server.trainPackets !== (s.server.trainPackets ?? null)) parts.push(e.server.trainPackets === null ? "the kernel's own trains" : `kernel trains of ${e.server.trainPackets} packets`);
+  if (e.server && e.server.burstPackets !== s.server.burstPackets) parts.push(prose('burstPackets', { packets: e.server.burstPackets }));
+  if (e.server && e.server.trainPackets !== (s.server.trainPackets ?? null)) parts.push(trainsText(e.server.trainPackets));
   if (e.queue && JSON.stringify(e.queue) !== JSON.stringify(s.link.queue)) parts.push(`queue ${queueBytes(s.link, e.queue)} B (${'bdp' in e.queue ? `${e.queue.bdp} x BDP` : 'bytes'})`);
   return parts.join(', ');
 }
 
 /** Metrics side by side per experiment, when a scenario's experiments differ in their settings (e.g. burst size and queue). */
-function experimentsLines(result: LabResult, arms: string[]): string[] {
+function experimentsSections(result: LabResult, arms: string[]): Section[] {
   const s = result.config.scenario;
   const varied = s.neighbours.filter((e) => settingsText(s, e) !== '');
   if (varied.length === 0) return [];
   const metrics = ['retransPct', 'videoRttMs', 'chunkThroughputKbps', 'queueDelayMs', ...new Set(s.neighbours.flatMap((e) => (NEIGHBOUR_METRIC[e.kind] ? [NEIGHBOUR_METRIC[e.kind]!] : [])))];
-  const lines = [
-    '## Experiments side by side',
-    '',
-    `Mean [95% CI] (n) of each experiment's sessions; the scenario's own settings: ${burstText(s)}, ${s.server.trainPackets ? `kernel trains of ${s.server.trainPackets} packets` : "the kernel's own trains"}, queue ${queueBytes(s.link)} B.`,
-    '',
+  const cells = { burst: burstText(s), trains: trainsText(s.server.trainPackets), queueBytes: queueBytes(s.link) };
+  return [
+    { key: 'experiments', heading: { level: 2, text: 'Experiments side by side' }, blocks: [{ lines: [{ prose: 'experimentsCells', slots: cells }] }] },
+    ...arms.map((arm): Section => ({
+      key: `experiments:${arm}`,
+      heading: { level: 3, text: arm },
+      blocks: [{
+        table: {
+          header: ['experiment', 'settings', ...metrics.map((m) => METRIC_LABELS[m]!)],
+          rows: s.neighbours.flatMap((e) => {
+            const summary = result.summaryByNeighbour[e.name ?? e.kind]?.[arm];
+            return summary ? [[e.name ?? e.kind, settingsText(s, e) || "the scenario's", ...metrics.map((m) => cell(summary[m]))]] : [];
+          }),
+        },
+      }],
+    })),
   ];
-  for (const arm of arms) {
-    lines.push(`### ${arm}`, '', `| experiment | settings | ${metrics.map((m) => METRIC_LABELS[m]).join(' | ')} |`, `| --- | --- | ${metrics.map(() => '---').join(' | ')} |`);
-    for (const e of s.neighbours) {
-      const summary = result.summaryByNeighbour[e.name ?? e.kind]?.[arm];
-      if (!summary) continue;
-      lines.push(`| ${e.name ?? e.kind} | ${settingsText(s, e) || 'the scenario\'s'} | ${metrics.map((m) => cell(summary[m])).join(' | ')} |`);
-    }
-    lines.push('');
-  }
-  return lines;
 }
 
 /** The labels of the metrics measured per window (windows.ts), in the order shown. */
@@ -233,119 +242,128 @@ const WINDOW_METRIC_LABELS: Record<string, string> = {
 };
 
 /** Steady-state scenarios: each experiment's metrics in the startup fill and in the steady state. */
-function windowLines(result: LabResult, arms: string[]): string[] {
+function windowSections(result: LabResult, arms: string[]): Section[] {
   const byWindow = result.summaryByWindow;
   const fraction = result.config.scenario.session.steadyFromBufferFraction;
   if (!byWindow || !fraction) return [];
-  const target = result.config.scenario.player.maxBufferS;
-  const lines = [
-    '## Startup fill and steady state',
-    '',
-    `Each session is measured in two windows: the startup fill, from playback start until its buffer first held ${fraction} x the ${target} s target (${num(fraction * target, 1)} s), and the steady state, from then to the session's end. Mean [95% CI] (n) over the sessions of each window.`,
-    '',
-    `| arm | sessions that reached the steady state | its start, s after playback start (mean, range) |`,
-    '| --- | --- | --- |',
-  ];
-  for (const arm of arms) {
+  const targetS = result.config.scenario.player.maxBufferS;
+  const reached = arms.map((arm) => {
     const of = result.trials.filter((t) => t.arm === arm && t.windows !== undefined);
     const starts = of.flatMap((t) => (t.windows?.steady ? [t.windows.steady.fromS] : []));
-    lines.push(`| ${arm} | ${starts.length} of ${of.length} | ${starts.length ? `${num(mean(starts), 1)} (${num(Math.min(...starts), 1)}–${num(Math.max(...starts), 1)})` : '–'} |`);
-  }
-  lines.push('');
+    return [arm, `${starts.length} of ${of.length}`, starts.length ? `${num(mean(starts), 1)} (${num(Math.min(...starts), 1)}–${num(Math.max(...starts), 1)})` : '–'];
+  });
+  const sections: Section[] = [{
+    key: 'windows',
+    heading: { level: 2, text: 'Startup fill and steady state' },
+    blocks: [
+      { lines: [{ prose: 'windows', slots: { fraction, targetS, levelS: num(fraction * targetS, 1) } }] },
+      { table: { header: ['arm', 'sessions that reached the steady state', 'its start, s after playback start (mean, range)'], rows: reached } },
+    ],
+  }];
   for (const [name, summary] of Object.entries(byWindow.steady ?? {})) {
     const fill = byWindow.fill?.[name];
-    lines.push(`### ${experimentTitle(result.config.scenario, name)}`, '', `| metric | ${arms.map((a) => `fill: ${a}`).join(' | ')} | ${arms.map((a) => `steady: ${a}`).join(' | ')} |`, `| --- | ${arms.map(() => '---').join(' | ')} | ${arms.map(() => '---').join(' | ')} |`);
-    for (const [metric, label] of Object.entries(WINDOW_METRIC_LABELS)) {
-      const row = [...arms.map((a) => fill?.[a]?.[metric]), ...arms.map((a) => summary[a]?.[metric])];
-      if (row.every((x) => !x || x.n === 0)) continue;
-      lines.push(`| ${label} | ${row.map(cell).join(' | ')} |`);
-    }
-    lines.push('');
+    const rows = Object.entries(WINDOW_METRIC_LABELS).flatMap(([metric, label]) => {
+      const values = [...arms.map((a) => fill?.[a]?.[metric]), ...arms.map((a) => summary[a]?.[metric])];
+      return values.every((x) => !x || x.n === 0) ? [] : [[label, ...values.map(cell)]];
+    });
+    sections.push({
+      key: `windows:${name}`,
+      heading: { level: 3, text: experimentTitle(result.config.scenario, name) },
+      blocks: [{ table: { header: ['metric', ...arms.map((a) => `fill: ${a}`), ...arms.map((a) => `steady: ${a}`)], rows } }],
+    });
   }
-  return lines;
+  return sections;
 }
 
 /** The setup table's bottleneck row. */
 function bottleneckText(s: Scenario, link: { queueBytes: number; bdpBytes: number }): string {
-  const queue = `droptail queue ${link.queueBytes} B (${(link.queueBytes / link.bdpBytes).toFixed(2)} x BDP of ${Math.round(link.bdpBytes)} B`;
+  const queue = prose('queue', { queueBytes: link.queueBytes, bdpMultiple: (link.queueBytes / link.bdpBytes).toFixed(2), bdpBytes: Math.round(link.bdpBytes) });
   const trace = s.link.trace;
-  if (!trace) return `tbf ${s.link.rateMbps} Mbit/s, ${queue}), server -> client`;
-  const repeat = trace.periodS === null ? 'its last step holding' : `repeating every ${trace.periodS} s`;
-  return `trace \`${trace.file}\` (${trace.format}, mean ${trace.meanRateMbps.toFixed(2)} Mbit/s, ${repeat}, ${restartText(s)}), served by the delay line at its delivery opportunities of 1500 B; ${queue} at the mean rate), server -> client`;
-}
-
-/** Where a trace link's sessions start in the trace. */
-function restartText(s: Scenario): string {
-  if (s.link.traceStart !== 'spread') return 'restarted at every play request';
-  const starts = trialTraceStartsS(s);
-  return `restarted at every play request, at a point that moves with the trial so the trials sample the whole trace: trial 1..${s.trials} at ${starts.map((t) => t.toFixed(1)).join(', ')} s of it, every arm and experiment of a trial at the same point`;
+  if (!trace) return prose('bottleneckTbf', { rateMbps: String(s.link.rateMbps), queue });
+  return prose('bottleneckTrace', {
+    file: trace.file, format: trace.format, meanRateMbps: trace.meanRateMbps.toFixed(2), queue,
+    repeat: trace.periodS === null ? prose('traceHolds') : prose('traceRepeats', { periodS: trace.periodS }),
+    restart: s.link.traceStart !== 'spread' ? prose('restartAtPlay') : prose('restartSpread', { trials: s.trials, startsS: trialTraceStartsS(s).map((t) => t.toFixed(1)).join(', ') }),
+  });
 }
 
 /** The CPU load per session, and the sessions flagged CPU-bound. */
-function cpuLines(result: LabResult): string[] {
+function cpuSections(result: LabResult): Section[] {
   const measured = result.trials.filter((t) => typeof t.metrics.cpuBusyPct === 'number');
   if (measured.length === 0) return [];
   const bound = measured.filter((t) => cpuBound(t.metrics));
   const cores = (result.config.host as { cpus?: number } | undefined)?.cpus;
-  return [
-    '## CPU load',
-    '',
-    `The machine's cores${cores ? ` (${cores})` : ''} were busy (from /proc/stat, once a second, everyone's work: Chromium, the servers, the tools and other users' jobs) for ${num(mean(measured.map((t) => t.metrics.cpuBusyPct!)), 0)}% of the time on average over the sessions, ${num(mean(measured.map((t) => t.metrics.cpuBusyUnnicedPct ?? 0)), 0)}% without work at nice > 0 (which yields to the lab). Per arm and experiment: the rows "machine CPU busy" above.`,
-    '',
-    bound.length === 0
-      ? `No session was CPU-bound (${CPU_BOUND_PCT}% or more busy without niced work).`
-      : `**${bound.length} of ${measured.length} sessions were CPU-bound** (${CPU_BOUND_PCT}% or more busy without niced work): their metrics measure this machine's CPU as well as the network.`,
-    ...bound.map((t) => `- trial ${t.trial} ${experimentName(t)} ${t.arm}: ${num(t.metrics.cpuBusyUnnicedPct, 0)}% (${num(t.metrics.cpuBusyPct, 0)}% with niced work)`),
-    '',
-  ];
+  const load = {
+    cores: cores ? ` (${cores})` : '',
+    busyPct: num(mean(measured.map((t) => t.metrics.cpuBusyPct!)), 0),
+    unnicedPct: num(mean(measured.map((t) => t.metrics.cpuBusyUnnicedPct ?? 0)), 0),
+  };
+  return [{
+    key: 'cpu',
+    heading: { level: 2, text: 'CPU load' },
+    blocks: [
+      { lines: [{ prose: 'cpuLoad', slots: load }] },
+      {
+        lines: [
+          bound.length === 0 ? { prose: 'cpuNoneBound', slots: { boundPct: CPU_BOUND_PCT } } : { prose: 'cpuBound', slots: { bound: bound.length, measured: measured.length, boundPct: CPU_BOUND_PCT } },
+          ...bound.map((t) => ({
+            item: { prose: 'cpuBoundSession', slots: { trial: t.trial, experiment: experimentName(t), arm: t.arm, unnicedPct: num(t.metrics.cpuBusyUnnicedPct, 0), busyPct: num(t.metrics.cpuBusyPct, 0) } },
+          }) as const),
+        ],
+      },
+    ],
+  }];
 }
 
 /** One row per class with packets: its share of them and each arm's mean [95% CI]. */
-function delayClassRows(d: DelayByClass, firstColumn: string, arms: string[]): string[] {
-  return [
-    `| ${firstColumn} | share of packets | ${arms.join(' | ')} |`,
-    `| --- | --- | ${arms.map(() => '---').join(' | ')} |`,
-    ...d.byClass.filter((c) => c.packetShare > 0).map((c) => `| ${c.label} | ${(100 * c.packetShare).toFixed(1)}% | ${arms.map((a) => cell(c.arms[a])).join(' | ')} |`),
-    '',
-  ];
+function delayClassTable(d: DelayByClass, firstColumn: string, arms: string[]): Block {
+  return {
+    table: {
+      header: [firstColumn, 'share of packets', ...arms],
+      rows: d.byClass.filter((c) => c.packetShare > 0).map((c) => [c.label, `${(100 * c.packetShare).toFixed(1)}%`, ...arms.map((a) => cell(c.arms[a]))]),
+    },
+  };
 }
 
 /** Trace links with a UDP neighbour: its delay by the capacity the trace offered, and by the time in the session (delay-by-capacity.ts). */
-function delayByCapacityLines(result: LabResult, arms: string[], alone: ReportExtras['neighbourAlone']): string[] {
+function delayByCapacitySections(result: LabResult, arms: string[], alone: ReportExtras['neighbourAlone']): Section[] {
   const s = result.config.scenario;
   if (!s.link.trace || !result.trials.some((t) => t.neighbourRaw?.kind === 'udp')) return [];
-  const lines: string[] = [];
+  const sections: Section[] = [];
   const capacity = traceCapacityOf(result);
   const byCapacity = capacity ? udpDelayByCapacity(result.trials, capacity) : null;
-  const head = ['## UDP neighbour delay by the link\'s capacity', ''];
-  if (!capacity) lines.push(...head, 'Not available: this result carries no capacity series and its trace file was not found unchanged.', '');
+  const heading = { level: 2, text: "UDP neighbour delay by the link's capacity" } as const;
+  if (!capacity) sections.push({ key: 'delayByCapacity', heading, blocks: [{ lines: [{ prose: 'notAvailable', slots: { reason: prose('noCapacity') } }] }] });
   else if (byCapacity) {
-    lines.push(
-      ...head,
-      `Each of the neighbour's ${byCapacity.packets} packets is classed by the capacity the trace offered in the ${CAPACITY_LOOKBACK_S} s before it was sent. Where that is below the neighbour's own rate, its packets queue up whatever the video does. Per class: the mean over sessions of each session's mean one-way delay (ms) [95% CI] (sessions with packets in the class).`,
-      '',
-      ...delayClassRows(byCapacity, 'capacity in the second before', arms),
-    );
+    sections.push({
+      key: 'delayByCapacity',
+      heading,
+      blocks: [
+        { lines: [{ prose: 'delayByCapacity', slots: { packets: byCapacity.packets, lookbackS: CAPACITY_LOOKBACK_S } }] },
+        delayClassTable(byCapacity, 'capacity in the second before', arms),
+      ],
+    });
   }
-  lines.push(...aloneLines(result, arms, alone));
+  sections.push(...aloneSections(result, arms, alone));
   const byTime = udpDelayByTime(result.trials, s.session.playS);
   if (byTime) {
-    lines.push(
-      '## UDP neighbour delay over the session',
-      '',
-      `The same packets by when they were sent, in ${TIME_BIN_S} s bins from playback start. The trace restarts at every play request, ${s.link.traceStart === 'spread' ? "at the trial's point of it, so in each bin every arm of a trial met the same stretch of the trace (shifted by its play delay; other trials met other stretches)" : 'so in each bin every arm met the same stretch of the trace (shifted by its play delay)'}; what differs is the arm, and whether it was still filling its buffer then. Per bin: the mean over sessions of each session's mean one-way delay (ms) [95% CI].`,
-      '',
-      ...delayClassRows(byTime, 's after playback start', arms),
-    );
+    sections.push({
+      key: 'delayByTime',
+      heading: { level: 2, text: 'UDP neighbour delay over the session' },
+      blocks: [
+        { lines: [{ prose: s.link.traceStart === 'spread' ? 'delayByTimeSpread' : 'delayByTime', slots: { binS: TIME_BIN_S } }] },
+        delayClassTable(byTime, 's after playback start', arms),
+      ],
+    });
   }
-  return lines;
+  return sections;
 }
 
-/** The neighbour's measured delay against the same packets replayed through the queue without the video (neighbour-alone.ts). */
-function aloneLines(result: LabResult, arms: string[], alone: ReportExtras['neighbourAlone']): string[] {
+/** The neighbour's measured delay against the same packets replayed through the queue without the video (the lab's neighbour-alone.ts). */
+function aloneSections(result: LabResult, arms: string[], alone: ReportExtras['neighbourAlone']): Section[] {
   if (!alone) return [];
-  const head = ["### What the video added to the neighbour's delay", ''];
-  if ('unavailable' in alone) return [...head, `Not available: ${alone.unavailable}.`, ''];
+  const heading = { level: 3, text: "What the video added to the neighbour's delay" } as const;
+  if ('unavailable' in alone) return [{ key: 'alone', heading, blocks: [{ lines: [{ prose: 'notAvailable', slots: { reason: alone.unavailable } }] }] }];
   const aloneOf = (t: TrialRecord) => alone.delays[result.trials.indexOf(t)] ?? null;
   const addedOf = (t: TrialRecord) => {
     const a = aloneOf(t);
@@ -362,32 +380,35 @@ function aloneLines(result: LabResult, arms: string[], alone: ReportExtras['neig
     v.aloneLoss!.push(aloneOf(t)!.lossPct);
   }
   const sums = summarize(values);
-  const row = (label: string, key: string) => `| ${label} | ${arms.map((a) => cell(sums[a]?.[key])).join(' | ')} |`;
-  const lines = [
-    ...head,
-    `The neighbour's own datagrams, sent when they were (every one from the first received to the last, lost ones included), replayed through the downlink's queue with no video: \`labtools trace-sim\`, the delay line's own queue and delivery-opportunity code on a simulated clock, from the session's point of the trace, plus the line's ${result.delayLine?.down.delayMs ?? result.config.scenario.link.rttMs / 2} ms one-way delay. That much of the neighbour's delay the trace causes by itself; what the session measured above it, the video added, and only that part can an arm change. Both are means over the datagrams that crossed in the session and in the replay. Mean [95% CI] (n) over sessions.`,
-    '',
-    `| ms | ${arms.join(' | ')} |`,
-    `| --- | ${arms.map(() => '---').join(' | ')} |`,
-    row('measured one-way delay (ms)', 'measured'),
-    row('the neighbour alone, replayed (ms)', 'alone'),
-    row('added by the video (ms)', 'added'),
-    row('datagrams the queue refused with no video (%)', 'aloneLoss'),
-    '',
+  const row = (label: string, key: string) => [label, ...arms.map((a) => cell(sums[a]?.[key]))];
+  const blocks: Block[] = [
+    { lines: [{ prose: 'neighbourAlone', slots: { lineDelayMs: result.delayLine?.down.delayMs ?? result.config.scenario.link.rttMs / 2 } }] },
+    {
+      table: {
+        header: ['ms', ...arms],
+        rows: [
+          row('measured one-way delay (ms)', 'measured'),
+          row('the neighbour alone, replayed (ms)', 'alone'),
+          row('added by the video (ms)', 'added'),
+          row('datagrams the queue refused with no video (%)', 'aloneLoss'),
+        ],
+      },
+    },
   ];
   const others = arms.filter((a) => a !== 'control');
   if (result.config.scenario.link.traceStart === 'spread' && arms.includes('control') && others.length > 0) {
     const experiments = [...new Set(udp.map((t) => experimentName(t)))];
-    lines.push(
-      'Added by the video, paired by trial: the mean over trials of (arm - control) [95% CI] (n trials), and in how many the arm added less and more than control.',
-      '',
-      `| experiment | ${others.map((a) => `${a} - control`).join(' | ')} |`,
-      `| --- | ${others.map(() => '---').join(' | ')} |`,
-      ...experiments.map((name) => `| ${experimentTitle(result.config.scenario, name)} | ${others.map((a) => pairedCell(pairedDifferenceOf(result.trials, name, a, addedOf))).join(' | ')} |`),
-      '',
+    blocks.push(
+      { lines: [{ prose: 'addedPaired', slots: {} }] },
+      {
+        table: {
+          header: ['experiment', ...others.map((a) => `${a} - control`)],
+          rows: experiments.map((name) => [experimentTitle(result.config.scenario, name), ...others.map((a) => pairedCell(pairedDifferenceOf(result.trials, name, a, addedOf)))]),
+        },
+      },
     );
   }
-  return lines;
+  return [{ key: 'alone', heading, blocks }];
 }
 
 /** The video metrics a paired comparison shows; each experiment adds its neighbour's. */
@@ -398,37 +419,30 @@ function pairedCell(c: PairedDifference): string {
 }
 
 /** Trace links whose trials start at different points of the trace: every arm against control within each trial (paired.ts). */
-function pairedLines(result: LabResult, arms: string[]): string[] {
+function pairedSections(result: LabResult, arms: string[]): Section[] {
   const s = result.config.scenario;
   if (s.link.traceStart !== 'spread') return [];
   const tables = pairedTables(s, result.trials, arms);
   if (tables.length === 0) return [];
-  return [
-    '',
-    '## Paired by trial',
-    '',
-    "The trials start at different points of the trace, so trial-to-trial spread is mostly the trace's. Here each session is set against control's session of the same trial and experiment: the mean over trials of (arm - control) [95% CI] (n trials), and in how many trials the arm's value was lower and higher than control's.",
-    ...tables,
-  ];
+  return [{ key: 'paired', heading: { level: 2, text: 'Paired by trial' }, blocks: [{ lines: [{ prose: 'pairedByTrial', slots: {} }] }] }, ...tables];
 }
 
-/** One table per experiment of `s`: every arm but control against control, trial by trial, on the video's and that neighbour's metrics. */
-export function pairedTables(s: Scenario, trials: TrialRecord[], arms: string[]): string[] {
+/** One section per experiment of `s`: every arm but control against control, trial by trial, on the video's and that neighbour's metrics. */
+export function pairedTables(s: Scenario, trials: TrialRecord[], arms: string[]): Section[] {
   const others = arms.filter((a) => a !== 'control');
   if (!arms.includes('control') || others.length === 0) return [];
-  const lines: string[] = [];
+  const sections: Section[] = [];
   for (const e of s.neighbours) {
     const name = e.name ?? e.kind;
     const metrics = [...PAIRED_VIDEO_METRICS, ...(NEIGHBOUR_KINDS[e.kind]?.metrics.map((m) => m.name) ?? [])];
     const rows = metrics.flatMap((metric) => {
       const cells = others.map((arm) => pairedDifference(trials, name, arm, metric));
-      if (cells.every((c) => c.n === 0)) return [];
-      return [`| ${METRIC_LABELS[metric]} | ${cells.map(pairedCell).join(' | ')} |`];
+      return cells.every((c) => c.n === 0) ? [] : [[METRIC_LABELS[metric]!, ...cells.map(pairedCell)]];
     });
     if (rows.length === 0) continue;
-    lines.push('', `### ${experimentTitle(s, name)}`, '', `| metric | ${others.map((a) => `${a} - control`).join(' | ')} |`, `| --- | ${others.map(() => '---').join(' | ')} |`, ...rows);
+    sections.push({ key: `paired:${name}`, heading: { level: 3, text: experimentTitle(s, name) }, blocks: [{ table: { header: ['metric', ...others.map((a) => `${a} - control`)], rows } }] });
   }
-  return lines;
+  return sections;
 }
 
 /** The code a run ran (`config.code`; absent in results from before it was recorded). */
@@ -442,124 +456,156 @@ export function codeText(c: CodeVersion): string {
 }
 
 /** The calibration of a trace link, in a few lines. */
-function fidelityLines(f: TraceFidelity): string[] {
+function fidelitySection(f: TraceFidelity): Section {
   const r = (v: number | null) => (v === null ? '–' : v.toFixed(3));
-  return [
-    '## Trace fidelity',
-    '',
-    `Before the sessions, one saturating TCP Reno flow ran for ${f.calibrationS} s from the trace's start; each ${f.binS} s bin from ${f.skippedS} s on (the first is its slow start) compares the bytes the bottleneck served, and the TCP payload the receiver got, with the trace's capacity (1500 B per delivery opportunity).`,
-    '',
-    '| | per-bin correlation | total / trace | per-bin error (sum of abs. differences / total) |',
-    '| --- | --- | --- | --- |',
-    `| served at the bottleneck (IP bytes) | ${f.constantCapacity ? `${r(f.correlation)} (constant capacity: not judged)` : r(f.correlation)} | ${r(f.totalRatio)} | ${f.binErrorPct === null ? '–' : `${f.binErrorPct.toFixed(1)}%`} |`,
-    `| TCP payload received (headers excluded, about 3.5% below) | ${r(f.goodputCorrelation)} | ${r(f.goodputTotalRatio)} | |`,
-    '',
-    `${f.withinTolerance ? '**Within**' : '**NOT within**'} the ${f.tolerance * 100}% bar (total within ${f.tolerance * 100}% of the trace${f.constantCapacity ? '' : ` and correlation at least ${1 - f.tolerance}`}).`,
-    '',
-  ];
+  const verdict = {
+    tolerancePct: f.tolerance * 100,
+    correlation: f.constantCapacity ? '' : prose('fidelityCorrelation', { minCorrelation: 1 - f.tolerance }),
+  };
+  return {
+    key: 'fidelity',
+    heading: { level: 2, text: 'Trace fidelity' },
+    blocks: [
+      { lines: [{ prose: 'fidelity', slots: { calibrationS: f.calibrationS, binS: f.binS, skippedS: f.skippedS } }] },
+      {
+        table: {
+          header: ['', 'per-bin correlation', 'total / trace', 'per-bin error (sum of abs. differences / total)'],
+          rows: [
+            ['served at the bottleneck (IP bytes)', f.constantCapacity ? `${r(f.correlation)} (constant capacity: not judged)` : r(f.correlation), r(f.totalRatio), f.binErrorPct === null ? '–' : `${f.binErrorPct.toFixed(1)}%`],
+            ['TCP payload received (headers excluded, about 3.5% below)', r(f.goodputCorrelation), r(f.goodputTotalRatio), ''],
+          ],
+        },
+      },
+      { lines: [{ prose: f.withinTolerance ? 'fidelityWithin' : 'fidelityNotWithin', slots: verdict }] },
+    ],
+  };
+}
+
+/** The delay line's statistics per direction, and on a trace link its bottleneck queue. */
+function delayLineSection(d: DelayLineStats): Section {
+  const blocks: Block[] = [{
+    table: {
+      header: ['direction', 'delay', 'packets', 'dropped (line full)', 'release lateness p50 / p99 / p99.9 / max'],
+      rows: (['down', 'up'] as const).map((k) => [k, `${d[k].delayMs} ms`, String(d[k].packets), String(d[k].dropsFull), `${d[k].latenessUs.p50} / ${d[k].latenessUs.p99} / ${d[k].latenessUs.p999} / ${d[k].latenessUs.max} us`]),
+    },
+  }];
+  const q = d.down.trace;
+  if (q) {
+    const slots = {
+      limitBytes: q.queueLimitBytes, maxQueuedBytes: q.maxQueuedBytes, drops: q.dropsQueue, servedBytes: q.servedBytes,
+      opportunities: q.opportunities, unused: q.unusedOpportunities, restarts: q.restarts,
+    };
+    blocks.push({ lines: [{ prose: 'traceQueue', slots }] });
+  }
+  return { key: 'delayLine', heading: { level: 2, text: 'Delay line' }, blocks };
+}
+
+/** Sessions that failed, one list item each. */
+function failedBlock(failed: TrialRecord[]): Block {
+  return { lines: failed.map((t) => ({ item: { prose: 'failedSession', slots: { trial: t.trial, experiment: experimentName(t), arm: t.arm, error: t.error! } } })) };
 }
 
 /** What a report needs beyond the result file, computed from it and the files it names (the lab's `reportExtras`). */
 export interface ReportExtras {
-  /** Trace links with a UDP neighbour: each session's neighbour replayed alone; null: not a trace link with one (neighbour-alone.ts). */
+  /** Trace links with a UDP neighbour: each session's neighbour replayed alone; null: not a trace link with one (the lab's neighbour-alone.ts). */
   neighbourAlone?: { delays: AloneDelays } | { unavailable: string } | null;
 }
 
-export function renderReport(result: LabResult, extras: ReportExtras = {}): { markdown: string; files: Record<string, string> } {
+/** The report as a model: its sections, their sentences with the numbers in their slots, its tables; and its figures. */
+export function reportModel(result: LabResult, extras: ReportExtras = {}): { model: ReportModel; files: Record<string, string> } {
   const s = result.config.scenario;
   const arms = s.arms;
   const link = result.config.link as { queueBytes: number; bdpBytes: number; measuredIdleRtt: { avgMs: number; minMs: number; maxMs: number } | null };
   const failed = result.trials.filter((t) => t.error !== null);
   const thesis = s.thesisComparison;
-  const lines: string[] = [];
-  lines.push(`# Lab report: ${s.name}`, '');
-  if (s.description) lines.push(s.description, '');
-  lines.push(
-    `Started ${result.startedAt}, finished ${result.finishedAt ?? '(unfinished)'}${result.complete ? '' : ' — **incomplete run**: only the sessions below were measured'}.`,
-    s.experiment
-      ? `${(result.designRuns ?? []).reduce((a, r) => a + r.sessions.length, 0)} sessions of the ${s.experiment.design} design in ${(result.designRuns ?? []).length} runs (${s.trials} trial(s) planned), after ${result.warmups.length} warm-up session(s).`
-      : `${result.trials.length} sessions (${s.trials} trial(s) planned x ${s.neighbours.length} experiment(s) x ${arms.length} arm(s)), ${failed.length} failed.`,
-    '',
-    '## Setup',
-    '',
-    '| | |',
-    '| --- | --- |',
-    `| bottleneck | ${bottleneckText(s, link)} |`,
-    `| propagation delay | RTT ${s.link.rttMs} ms from the TUN delay line (no netem on this kernel); idle ping ${link.measuredIdleRtt ? `${link.measuredIdleRtt.avgMs.toFixed(2)} ms avg (min ${link.measuredIdleRtt.minMs.toFixed(2)}, max ${link.measuredIdleRtt.maxMs.toFixed(2)})` : 'not measured'} |`,
-    `| video | synthetic \`${s.media.ladder}\` ladder, ${s.media.durationS} s, rungs ${((result.config.media as { rungsKbps: number[] }).rungsKbps ?? []).join(', ')} kbps |`,
-    `| player | buffer target ${s.player.maxBufferS} s for every arm; ${historyText(s.player)}; overrides ${JSON.stringify(s.player.config)} |`,
-    `| server | ${[serverKindOf(s).setup, burstText(s)].filter(Boolean).join('; ')}, congestion control ${s.server.congestionControl} |`,
-    `| session | ${s.session.playS} s of playback after the first frame |`,
-    `| arms | ${arms.join(', ')} (order rotates per trial) |`,
-    ...(s.player.kind === 'headless' ? ["| player kind | headless (src/headless/: the simulator's arm models over real HTTP, playback in real time) |"] : []),
-    ...(codeOf(result) ? [`| code | ${codeText(codeOf(result)!)} |`] : []),
-    '',
-  );
+  const runs = result.designRuns ?? [];
+  const opening: Block[] = [
+    ...(s.description ? [{ lines: [s.description] }] : []),
+    {
+      lines: [
+        { prose: result.complete ? 'started' : 'startedIncomplete', slots: { startedAt: result.startedAt, finishedAt: result.finishedAt ?? '(unfinished)' } },
+        s.experiment
+          ? { prose: 'designSessions', slots: { sessions: runs.reduce((a, r) => a + r.sessions.length, 0), design: s.experiment.design, runs: runs.length, trials: s.trials, warmups: result.warmups.length } }
+          : { prose: 'sessions', slots: { sessions: result.trials.length, trials: s.trials, experiments: s.neighbours.length, arms: arms.length, failed: failed.length } },
+      ],
+    },
+  ];
+  const idle = link.measuredIdleRtt;
+  const code = codeOf(result);
+  const setup: string[][] = [
+    ['bottleneck', bottleneckText(s, link)],
+    ['propagation delay', `RTT ${s.link.rttMs} ms from the TUN delay line (no netem on this kernel); idle ping ${idle ? `${idle.avgMs.toFixed(2)} ms avg (min ${idle.minMs.toFixed(2)}, max ${idle.maxMs.toFixed(2)})` : 'not measured'}`],
+    ['video', `synthetic \`${s.media.ladder}\` ladder, ${s.media.durationS} s, rungs ${((result.config.media as { rungsKbps: number[] }).rungsKbps ?? []).join(', ')} kbps`],
+    ['player', `buffer target ${s.player.maxBufferS} s for every arm; ${historyText(s.player)}; overrides ${JSON.stringify(s.player.config)}`],
+    ['server', `${[serverKindOf(s).setup, burstText(s)].filter(Boolean).join('; ')}, congestion control ${s.server.congestionControl}`],
+    ['session', `${s.session.playS} s of playback after the first frame`],
+    ['arms', `${arms.join(', ')} (order rotates per trial)`],
+    ...(s.player.kind === 'headless' ? [['player kind', "headless (src/headless/: the simulator's arm models over real HTTP, playback in real time)"]] : []),
+    ...(code ? [['code', codeText(code)]] : []),
+  ];
+  const sections: Section[] = [
+    { key: 'opening', heading: null, blocks: opening },
+    { key: 'setup', heading: { level: 2, text: 'Setup' }, blocks: [{ table: { header: ['', ''], rows: setup } }] },
+  ];
+  const title = `Lab report: ${s.name}`;
   if (s.experiment) {
     // A design's sessions are its own (result.designRuns): no per-arm trial tables.
     const design = designReport(result);
-    lines.push(...design.lines);
-    if (failed.length > 0) lines.push('## Failed warm-up or trial sessions', '', ...failed.map((t) => `- trial ${t.trial} ${experimentName(t)} ${t.arm}: ${t.error}`), '');
-    return { markdown: lines.join('\n'), files: design.files };
+    sections.push(...design.sections);
+    if (failed.length > 0) sections.push({ key: 'failed', heading: { level: 2, text: 'Failed warm-up or trial sessions' }, blocks: [failedBlock(failed)] });
+    return { model: { title, sections }, files: design.files };
   }
-  lines.push(
-    '## Summary',
-    '',
-    `Video metrics come from ${result.trials.some((t) => t.neighbour === 'none') ? 'the experiment without a neighbour (the video on its own)' : 'every session (this run had no experiment without a neighbour)'}; each neighbour metric from its own experiment, over the window named.`,
-    `Mean [95% CI] (n); the change is against control.${thesis ? ' Thesis = Spang 2023, section 2.6 (Sammy vs production).' : ''}`,
-    '',
-    `| metric | window | ${arms.map((a) => a).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => `${a} vs control`).join(' | ')} |${thesis ? ' thesis (Sammy) |' : ''}`,
-    `| --- | --- | ${arms.map(() => '---').join(' | ')} | ${arms.filter((a) => a !== 'control').map(() => '---').join(' | ')} |${thesis ? ' --- |' : ''}`,
-  );
-  for (const metric of Object.keys(METRIC_LABELS)) {
+  const others = arms.filter((a) => a !== 'control');
+  const summaryRows = Object.keys(METRIC_LABELS).flatMap((metric) => {
     const row = arms.map((a) => result.summary[a]?.[metric]);
-    if (row.every((x) => !x || x.n === 0)) continue;
+    if (row.every((x) => !x || x.n === 0)) return [];
     const w = KIND_OF_METRIC[metric] ? windowText(s, KIND_OF_METRIC[metric]!) : 'whole session';
     const thesisPct = THESIS_LAB_CHANGE_PCT[metric];
-    lines.push(
-      `| ${METRIC_LABELS[metric]} | ${w} | ${row.map(cell).join(' | ')} | ${arms.filter((a) => a !== 'control').map((a) => pct(result.summary[a]?.[metric]?.changeVsControlPct)).join(' | ')} |${thesis ? ` ${thesisPct === undefined ? '' : pct(thesisPct)} |` : ''}`,
-    );
-  }
-  lines.push(...pairedLines(result, arms));
+    return [[
+      METRIC_LABELS[metric]!, w, ...row.map(cell), ...others.map((a) => pct(result.summary[a]?.[metric]?.changeVsControlPct)),
+      ...(thesis ? [thesisPct === undefined ? '' : pct(thesisPct)] : []),
+    ]];
+  });
+  sections.push({
+    key: 'summary',
+    heading: { level: 2, text: 'Summary' },
+    blocks: [
+      {
+        lines: [
+          { prose: result.trials.some((t) => t.neighbour === 'none') ? 'videoFromSolo' : 'videoFromAll', slots: {} },
+          { prose: thesis ? 'summaryCellsThesis' : 'summaryCells', slots: {} },
+        ],
+      },
+      { table: { header: ['metric', 'window', ...arms, ...others.map((a) => `${a} vs control`), ...(thesis ? ['thesis (Sammy)'] : [])], rows: summaryRows } },
+    ],
+  });
+  sections.push(...pairedSections(result, arms));
   const files = figures(result, arms);
-  lines.push('', '## Figures', '');
-  for (const name of Object.keys(files)) lines.push(`![${name}](${name})`, '');
-  lines.push('## Per experiment', '');
-  lines.push(...experimentsLines(result, arms), ...windowLines(result, arms));
+  sections.push(
+    { key: 'figures', heading: { level: 2, text: 'Figures' }, blocks: Object.keys(files).map((figure) => ({ figure })) },
+    { key: 'perExperiment', heading: { level: 2, text: 'Per experiment' }, blocks: [] },
+    ...experimentsSections(result, arms),
+    ...windowSections(result, arms),
+  );
   for (const [name, summary] of Object.entries(result.summaryByNeighbour)) {
-    lines.push(`### ${experimentTitle(s, name)}`, '', `| metric | ${arms.join(' | ')} |`, `| --- | ${arms.map(() => '---').join(' | ')} |`);
-    for (const metric of Object.keys(METRIC_LABELS)) {
+    const rows = Object.keys(METRIC_LABELS).flatMap((metric) => {
       const row = arms.map((a) => summary[a]?.[metric]);
-      if (row.every((x) => !x || x.n === 0)) continue;
-      lines.push(`| ${METRIC_LABELS[metric]} | ${row.map((x) => (x && x.n > 0 ? `${cell(x)} ${x.changeVsControlPct === null ? '' : pct(x.changeVsControlPct)}` : '–')).join(' | ')} |`);
-    }
-    lines.push('');
+      if (row.every((x) => !x || x.n === 0)) return [];
+      return [[METRIC_LABELS[metric]!, ...row.map((x) => (x && x.n > 0 ? `${cell(x)} ${x.changeVsControlPct === null ? '' : pct(x.changeVsControlPct)}` : '–'))]];
+    });
+    sections.push({ key: `experiment:${name}`, heading: { level: 3, text: experimentTitle(s, name) }, blocks: [{ table: { header: ['metric', ...arms], rows } }] });
   }
-  lines.push(...delayByCapacityLines(result, arms, extras.neighbourAlone));
-  if (result.traceFidelity) lines.push(...fidelityLines(result.traceFidelity));
-  lines.push(...cpuLines(result));
-  if (result.delayLine) {
-    const d = result.delayLine;
-    lines.push(
-      '## Delay line',
-      '',
-      '| direction | delay | packets | dropped (line full) | release lateness p50 / p99 / p99.9 / max |',
-      '| --- | --- | --- | --- | --- |',
-      ...(['down', 'up'] as const).map((k) => `| ${k} | ${d[k].delayMs} ms | ${d[k].packets} | ${d[k].dropsFull} | ${d[k].latenessUs.p50} / ${d[k].latenessUs.p99} / ${d[k].latenessUs.p999} / ${d[k].latenessUs.max} us |`),
-      '',
-    );
-    const q = d.down.trace;
-    if (q) {
-      lines.push(
-        `The downlink's bottleneck queue (trace link): limit ${q.queueLimitBytes} B, at most ${q.maxQueuedBytes} B queued, ${q.dropsQueue} packets dropped (queue full), ${q.servedBytes} B served at ${q.opportunities} delivery opportunities (${q.unusedOpportunities} found the queue empty), the trace restarted ${q.restarts} times.`,
-        '',
-      );
-    }
-  }
-  if (failed.length > 0) {
-    lines.push('## Failed sessions', '', ...failed.map((t) => `- trial ${t.trial} ${experimentName(t)} ${t.arm}: ${t.error}`), '');
-  }
-  return { markdown: lines.join('\n'), files };
+  sections.push(...delayByCapacitySections(result, arms, extras.neighbourAlone));
+  if (result.traceFidelity) sections.push(fidelitySection(result.traceFidelity));
+  sections.push(...cpuSections(result));
+  if (result.delayLine) sections.push(delayLineSection(result.delayLine));
+  if (failed.length > 0) sections.push({ key: 'failed', heading: { level: 2, text: 'Failed sessions' }, blocks: [failedBlock(failed)] });
+  return { model: { title, sections }, files };
+}
+
+export function renderReport(result: LabResult, extras: ReportExtras = {}): { markdown: string; files: Record<string, string> } {
+  const { model, files } = reportModel(result, extras);
+  return { markdown: markdownOf(model), files };
 }
 
 /** Writes DIR/report.md and its figures; returns the names written. */

@@ -5,6 +5,7 @@
  */
 import type { LabResult } from '../analysis/result.js';
 import { mean } from '../analysis/stats.js';
+import { prose, type Block, type Section } from '../analysis/report-markdown.js';
 import { heatmap, intervalPlot, shareColor, type IntervalSeries } from '../analysis/svg.js';
 import type { Estimate } from './estimators.js';
 import { withFlowThroughput } from './common.js';
@@ -33,47 +34,40 @@ function points(v: number | null | undefined): string {
   return typeof v === 'number' && Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(1)} pt` : '–';
 }
 
-function abLines(x: ExperimentResult, d: ExperimentDesign, files: Record<string, string>): string[] {
+function abSections(x: ExperimentResult, d: ExperimentDesign, files: Record<string, string>): Section[] {
   if (d.design !== 'ab') return [];
   const shares = d.shares.filter((p) => p > 0 && p < 1);
-  const lines = [
-    '### A/B estimates against the total treatment effect',
-    '',
-    `Percent change, ${d.treatment} (treatment) against ${d.control} (control), mean [95% CI]. TTE: every viewer on ${d.treatment} against every viewer on ${d.control} (shares 1 and 0). A/B at share p: the treatment viewers against the control viewers of the same run, round(p x ${d.sessions}) of ${d.sessions} on the treatment. Bias: the A/B estimate minus the TTE, in percentage points.`,
-    '',
-    `| metric | TTE | ${shares.map((p) => `A/B at ${p} (bias)`).join(' | ')} |`,
-    `| --- | --- | ${shares.map(() => '---').join(' | ')} |`,
-  ];
+  const rows: string[][] = [];
   for (const m of DESIGN_METRICS) {
     const e = x.metrics[m];
     if (!e) continue;
-    lines.push(`| ${DESIGN_METRIC_LABELS[m]} | ${estimateText(e.tte)} | ${shares.map((p) => { const a = e.ab.find((y) => y.share === p); return `${estimateText(a)} (${points(a?.biasPoints)})`; }).join(' | ')} |`);
+    rows.push([DESIGN_METRIC_LABELS[m], estimateText(e.tte), ...shares.map((p) => { const a = e.ab.find((y) => y.share === p); return `${estimateText(a)} (${points(a?.biasPoints)})`; })]);
     const series: IntervalSeries[] = [{ name: 'A/B estimate', color: '#1f77b4', points: e.ab.map((a) => ({ x: a.share, y: a.pct, ci95: a.ci95 })) }];
     files[`fig-bias-${m}.svg`] = intervalPlot({
       title: `${DESIGN_METRIC_LABELS[m]}: A/B estimate at each treatment share vs the TTE`, xLabel: `treatment share (${d.treatment} among ${d.sessions} viewers)`, yLabel: `${d.treatment} vs ${d.control} (%)`,
       series, bands: [{ name: 'TTE (95% CI)', y: e.tte?.pct ?? null, ci95: e.tte?.ci95 ?? null, color: '#d62728' }], xRange: [0, 1],
     });
   }
-  lines.push('', ...DESIGN_METRICS.filter((m) => x.metrics[m]).map((m) => `![bias of ${m}](fig-bias-${m}.svg)`), '');
-  return lines;
+  return [{
+    key: 'design:ab',
+    heading: { level: 3, text: 'A/B estimates against the total treatment effect' },
+    blocks: [
+      { lines: [{ prose: 'abEstimates', slots: { treatment: d.treatment, control: d.control, sessions: d.sessions } }] },
+      { table: { header: ['metric', 'TTE', ...shares.map((p) => `A/B at ${p} (bias)`)], rows } },
+      { lines: DESIGN_METRICS.filter((m) => x.metrics[m]).map((m) => `![bias of ${m}](fig-bias-${m}.svg)`) },
+    ],
+  }];
 }
 
-function switchbackLines(x: ExperimentResult, d: ExperimentDesign, files: Record<string, string>): string[] {
+function switchbackSections(x: ExperimentResult, d: ExperimentDesign, files: Record<string, string>): Section[] {
   if (d.design !== 'switchback') return [];
-  const lines = [
-    '### Switchback estimate against the total treatment effect',
-    '',
-    `${d.intervals} intervals of ${d.intervalS} s per trial, half all-${d.treatment} and half all-${d.control} in random order; viewers arrive every session.playS / ${d.sessions} s; those starting within ${d.washoutS} s of a switch, or too late to finish inside their interval, play but are not measured. The estimate compares treatment-interval means with control-interval means (per trial, then over trials). TTE: one interval of the same arrivals with every viewer on ${d.treatment} against one with every viewer on ${d.control} (run in the same trial, measured by the same rule).`,
-    '',
-    '| metric | TTE | switchback | bias |',
-    '| --- | --- | --- | --- |',
-  ];
   const tte: IntervalSeries = { name: 'TTE', color: '#d62728', points: [] };
   const sb: IntervalSeries = { name: 'switchback', color: '#1f77b4', points: [] };
+  const rows: string[][] = [];
   DESIGN_METRICS.forEach((m, i) => {
     const e = x.metrics[m];
     if (!e) return;
-    lines.push(`| ${DESIGN_METRIC_LABELS[m]} | ${estimateText(e.tte)} | ${estimateText(e.switchback)} | ${points(e.switchback?.biasPoints)} |`);
+    rows.push([DESIGN_METRIC_LABELS[m], estimateText(e.tte), estimateText(e.switchback), points(e.switchback?.biasPoints)]);
     tte.points.push({ x: i - 0.12, y: e.tte?.pct ?? null, ci95: e.tte?.ci95 ?? null });
     sb.points.push({ x: i + 0.12, y: e.switchback?.pct ?? null, ci95: e.switchback?.ci95 ?? null });
   });
@@ -81,69 +75,91 @@ function switchbackLines(x: ExperimentResult, d: ExperimentDesign, files: Record
     title: 'Switchback estimate beside the TTE, per metric', xLabel: '', yLabel: `${d.treatment} vs ${d.control} (%)`, series: [tte, sb],
     xRange: [0, DESIGN_METRICS.length - 1], xTicks: DESIGN_METRICS.map((m, i) => [i, DESIGN_METRIC_LABELS[m].replace('time-average ', '').replace('retransmitted', 'retrans.')]),
   });
-  lines.push('', '![switchback](fig-switchback.svg)', '');
-  return lines;
+  const slots = { intervals: d.intervals, intervalS: d.intervalS, treatment: d.treatment, control: d.control, sessions: d.sessions, washoutS: d.washoutS };
+  return [{
+    key: 'design:switchback',
+    heading: { level: 3, text: 'Switchback estimate against the total treatment effect' },
+    blocks: [
+      { lines: [{ prose: 'switchback', slots }] },
+      { table: { header: ['metric', 'TTE', 'switchback', 'bias'], rows } },
+      { lines: ['![switchback](fig-switchback.svg)'] },
+    ],
+  }];
 }
 
-function historyLines(x: ExperimentResult, d: ExperimentDesign, files: Record<string, string>): string[] {
+function historySections(x: ExperimentResult, d: ExperimentDesign, files: Record<string, string>): Section[] {
   if (d.design !== 'history' || !x.historyCurve) return [];
-  const lines = [
-    '### History bias (thesis 2.5.6)',
-    '',
-    `${Math.round(d.sessions / 2)} treatment viewers start from an empty history, ${d.sessions - Math.round(d.sessions / 2)} control viewers from one written by ${d.fillRounds} unmeasured round(s) of their own (${d.fillPlayS} s each); then every viewer plays one session per round and keeps its history. Treatment ${d.treatment}, control ${d.control}. Initial bitrate: the mean bitrate of the first 20 s of media.`,
-    '',
-    '| round | treatment initial bitrate (kbps) | control initial bitrate (kbps) | gap, treatment vs control |',
-    '| --- | --- | --- | --- |',
-    ...x.historyCurve.map((r) => `| ${r.round} | ${r.treatmentKbps?.toFixed(0) ?? '–'} | ${r.controlKbps?.toFixed(0) ?? '–'} | ${estimateText(r)} |`),
-    '',
-    'Over all rounds, treatment vs control:',
-    '',
-    '| metric | estimate |',
-    '| --- | --- |',
-    ...DESIGN_METRICS.map((m) => `| ${DESIGN_METRIC_LABELS[m]} | ${estimateText(x.metrics[m]?.history)} |`),
-    '',
-  ];
   files['fig-history.svg'] = intervalPlot({
     title: 'Initial-bitrate gap over successive rounds (empty vs full history)', xLabel: 'round (one session per viewer)', yLabel: 'treatment vs control (%)',
     series: [{ name: 'gap', color: '#1f77b4', points: x.historyCurve.map((r) => ({ x: r.round, y: r.pct, ci95: r.ci95 })) }],
     xRange: [1, Math.max(2, x.historyCurve.length)], xTicks: x.historyCurve.map((r) => [r.round, String(r.round)]),
   });
-  lines.push('![history bias](fig-history.svg)', '');
-  return lines;
+  const treatmentViewers = Math.round(d.sessions / 2);
+  const slots = { treatmentViewers, controlViewers: d.sessions - treatmentViewers, fillRounds: d.fillRounds, fillPlayS: d.fillPlayS, treatment: d.treatment, control: d.control };
+  return [{
+    key: 'design:history',
+    heading: { level: 3, text: 'History bias (thesis 2.5.6)' },
+    blocks: [
+      { lines: [{ prose: 'historyBias', slots }] },
+      {
+        table: {
+          header: ['round', 'treatment initial bitrate (kbps)', 'control initial bitrate (kbps)', 'gap, treatment vs control'],
+          rows: x.historyCurve.map((r) => [String(r.round), r.treatmentKbps?.toFixed(0) ?? '–', r.controlKbps?.toFixed(0) ?? '–', estimateText(r)]),
+        },
+      },
+      { lines: [{ prose: 'historyOverall', slots: {} }] },
+      { table: { header: ['metric', 'estimate'], rows: DESIGN_METRICS.map((m) => [DESIGN_METRIC_LABELS[m], estimateText(x.metrics[m]?.history)]) } },
+      { lines: ['![history bias](fig-history.svg)'] },
+    ],
+  }];
 }
 
-function fairnessLines(x: ExperimentResult, d: ExperimentDesign, files: Record<string, string>): string[] {
+function fairnessSections(x: ExperimentResult, d: ExperimentDesign, files: Record<string, string>): Section[] {
   const f = x.fairness;
   if (d.design !== 'fairness' || !f) return [];
-  const lines = [
-    '### Fairness matrix',
-    '',
-    `Each pair of flows shares the link for session.playS; throughput counts from ${d.measureFromS} s on. A cell is the row flow's throughput divided by its max-min fair share when it runs beside the column flow (1 = its fair share; below 1 it got less, above 1 it took more). A video's demand is its top bitrate x ${d.videoDemandMultiplier}; a bulk flow's is unlimited; the capacity is the link rate.`,
-    '',
-  ];
+  const sections: Section[] = [{
+    key: 'design:fairness',
+    heading: { level: 3, text: 'Fairness matrix' },
+    blocks: [{ lines: [{ prose: 'fairness', slots: { measureFromS: d.measureFromS, videoDemandMultiplier: d.videoDemandMultiplier } }] }],
+  }];
   f.settings.forEach((setting, k) => {
-    const values = f.flows.map((row) => f.flows.map((col) => f.cells.find((c) => c.setting === setting && c.flow === row && c.against === col)?.shareOfFair ?? null));
+    const cellOf = (row: string, col: string) => f.cells.find((c) => c.setting === setting && c.flow === row && c.against === col);
+    const values = f.flows.map((row) => f.flows.map((col) => cellOf(row, col)?.shareOfFair ?? null));
     const name = `fig-fairness-${k + 1}.svg`;
     files[name] = heatmap({ title: `Share of max-min fair share, ${setting}`, rowLabel: 'flow', colLabel: 'beside', rows: f.flows, cols: f.flows, values, color: shareColor, format: (v) => (v === null ? '–' : v.toFixed(2)) });
-    lines.push(`#### ${setting}`, '', `![fairness ${setting}](${name})`, '', `| flow \\ beside | ${f.flows.join(' | ')} |`, `| --- | ${f.flows.map(() => '---').join(' | ')} |`);
-    for (const row of f.flows) {
-      lines.push(`| ${row} | ${f.flows.map((col) => { const c = f.cells.find((y) => y.setting === setting && y.flow === row && y.against === col); return c && c.shareOfFair !== null ? `${c.shareOfFair.toFixed(2)} (${c.throughputMbps?.toFixed(1)} of ${c.fairMbps.toFixed(1)} Mbit/s)` : '–'; }).join(' | ')} |`);
-    }
-    lines.push('');
+    const rows = f.flows.map((row) => [
+      row,
+      ...f.flows.map((col) => {
+        const c = cellOf(row, col);
+        return c && c.shareOfFair !== null ? `${c.shareOfFair.toFixed(2)} (${c.throughputMbps?.toFixed(1)} of ${c.fairMbps.toFixed(1)} Mbit/s)` : '–';
+      }),
+    ]);
+    sections.push({
+      key: `design:fairness:${setting}`,
+      heading: { level: 4, text: setting },
+      blocks: [{ lines: [`![fairness ${setting}](${name})`] }, { table: { header: ['flow \\ beside', ...f.flows], rows } }],
+    });
   });
   if (f.videoQoe.length > 0) {
     const n = (v: number | null, digits = 2) => (v === null ? '–' : v.toFixed(digits));
-    lines.push('#### Video QoE beside each flow', '', '| setting | video | beside | play delay (s) | rebuffer time (s) | time-average bitrate (kbps) | chunk throughput (kbps) | n |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
-    for (const q of f.videoQoe) lines.push(`| ${q.setting} | ${q.flow} | ${q.against} | ${n(q.playDelayS)} | ${n(q.rebufferS)} | ${n(q.avgBitrateKbps, 0)} | ${n(q.chunkThroughputKbps, 0)} | ${q.n} |`);
-    lines.push('');
+    sections.push({
+      key: 'design:fairness:qoe',
+      heading: { level: 4, text: 'Video QoE beside each flow' },
+      blocks: [{
+        table: {
+          header: ['setting', 'video', 'beside', 'play delay (s)', 'rebuffer time (s)', 'time-average bitrate (kbps)', 'chunk throughput (kbps)', 'n'],
+          rows: f.videoQoe.map((q) => [q.setting, q.flow, q.against, n(q.playDelayS), n(q.rebufferS), n(q.avgBitrateKbps, 0), n(q.chunkThroughputKbps, 0), String(q.n)]),
+        },
+      }],
+    });
   }
-  return lines;
+  return sections;
 }
 
 function headlessText(result: LabResult): string {
   const u = result.headlessPlayer;
   if (!u || u.cpuS === null) return '';
-  return ` The headless player process used ${u.cpuS.toFixed(1)} s of CPU in ${u.wallS.toFixed(0)} s for ${u.sessions} sessions (${((100 * u.cpuS) / u.wallS).toFixed(1)}% of one core).`;
+  return prose('designHeadless', { cpuS: u.cpuS.toFixed(1), wallS: u.wallS.toFixed(0), sessions: u.sessions, corePct: ((100 * u.cpuS) / u.wallS).toFixed(1) });
 }
 
 /**
@@ -161,26 +177,36 @@ function rederived(result: LabResult, d: ExperimentDesign): { runs: DesignRun[];
   return { runs, experiment: summarizeExperiment(design, runs, { topBitrateKbps: Math.max(...rungsKbps) }, stored.skipped) };
 }
 
-/** The design's section of report.md, and its figures. */
-export function designReport(result: LabResult): { lines: string[]; files: Record<string, string> } {
+/** The design's sections of report.md, and its figures. */
+export function designReport(result: LabResult): { sections: Section[]; files: Record<string, string> } {
   const d = result.config.scenario.experiment;
-  if (!d) return { lines: [], files: {} };
+  if (!d) return { sections: [], files: {} };
   const { runs, experiment: x } = rederived(result, d);
   const files: Record<string, string> = {};
   const sessions = runs.flatMap((r) => r.sessions);
   const failed = sessions.filter((s) => s.error !== null);
   const cpu = mean(runs.flatMap((r) => r.cpu.map((c) => c[1] * 100)));
-  const lines = [
-    `## Experiment design: ${d.design}`,
-    '',
-    `${DESIGNS[d.design].description}. ${runs.length} runs, ${sessions.length} sessions of the headless player (${failed.length} failed), ${runs.reduce((a, r) => a + r.flows.length, 0)} bulk flows.${cpu === null ? '' : ` The machine's cores were ${cpu.toFixed(0)}% busy on average during the runs (everyone's work).`}${headlessText(result)}`,
-    '',
-    ...(x?.skipped.length ? ['Not run:', '', ...x.skipped.map((s) => `- ${s}`), ''] : []),
-  ];
-  if (x) lines.push(...abLines(x, d, files), ...switchbackLines(x, d, files), ...historyLines(x, d, files), ...fairnessLines(x, d, files));
-  lines.push('### Runs', '', '| trial | run | sessions (failed) | flows |', '| --- | --- | --- | --- |');
-  for (const r of runs) lines.push(`| ${r.trial} | ${r.label} | ${r.sessions.length} (${r.sessions.filter((s) => s.error !== null).length}) | ${r.flows.map((f) => `${f.kind} ${f.throughputMbps?.toFixed(1) ?? '–'} Mbit/s${f.error ? ` (${f.error})` : ''}`).join(', ') || '–'} |`);
-  lines.push('');
-  if (failed.length > 0) lines.push('Failed sessions:', '', ...failed.slice(0, 50).map((s) => `- ${s.id} (${s.arm}): ${s.error}`), '');
-  return { lines, files };
+  const opening = {
+    description: DESIGNS[d.design].description, runs: runs.length, sessions: sessions.length, failed: failed.length,
+    flows: runs.reduce((a, r) => a + r.flows.length, 0),
+    cpu: cpu === null ? '' : prose('designCpu', { busyPct: cpu.toFixed(0) }),
+    headless: headlessText(result),
+  };
+  const blocks: Block[] = [{ lines: [{ prose: 'designOpening', slots: opening }] }];
+  if (x?.skipped.length) blocks.push({ lines: [{ prose: 'notRun', slots: {} }] }, { lines: x.skipped.map((s) => `- ${s}`) });
+  const sections: Section[] = [{ key: 'design', heading: { level: 2, text: `Experiment design: ${d.design}` }, blocks }];
+  if (x) sections.push(...abSections(x, d, files), ...switchbackSections(x, d, files), ...historySections(x, d, files), ...fairnessSections(x, d, files));
+  const runRows = runs.map((r) => [
+    String(r.trial), r.label, `${r.sessions.length} (${r.sessions.filter((s) => s.error !== null).length})`,
+    r.flows.map((f) => `${f.kind} ${f.throughputMbps?.toFixed(1) ?? '–'} Mbit/s${f.error ? ` (${f.error})` : ''}`).join(', ') || '–',
+  ]);
+  const runBlocks: Block[] = [{ table: { header: ['trial', 'run', 'sessions (failed)', 'flows'], rows: runRows } }];
+  if (failed.length > 0) {
+    runBlocks.push(
+      { lines: [{ prose: 'designFailed', slots: {} }] },
+      { lines: failed.slice(0, 50).map((s) => ({ item: { prose: 'designFailedSession', slots: { id: s.id, arm: s.arm, error: s.error! } } })) },
+    );
+  }
+  sections.push({ key: 'design:runs', heading: { level: 3, text: 'Runs' }, blocks: runBlocks });
+  return { sections, files };
 }

@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Arm } from '@sammy/player/abr';
-import { averageSeries, renderReport, writeReport } from '../../src/analysis/report.js';
+import { averageSeries, renderReport, reportModel, writeReport } from '../../src/analysis/report.js';
+import { prose, sectionOf, type Block, type ReportModel } from '../../src/analysis/report-markdown.js';
 import type { LabResult, TrialRecord } from '../../src/analysis/result.js';
 import { loadScenario } from '../../src/scenario/scenario.js';
 import { summarize } from '../../src/analysis/stats.js';
@@ -65,6 +66,19 @@ function result(): LabResult {
   };
 }
 
+/** The setup table's cell for `row`. */
+function setupCell(model: ReportModel, row: string): string {
+  const table = sectionOf(model, 'setup')!.blocks[0]!;
+  if (!('table' in table)) throw new Error('the setup section holds no table');
+  return table.table.rows.find((r) => r[0] === row)![1]!;
+}
+
+/** A paragraph block's one sentence. */
+function sentence(b: Block) {
+  if (!('lines' in b) || b.lines.length !== 1 || typeof b.lines[0] !== 'object' || !('prose' in b.lines[0]!)) throw new Error('not one sentence');
+  return b.lines[0];
+}
+
 describe('report', () => {
   test('summary table beside the thesis numbers, with CIs, n and the change vs control', () => {
     const { markdown } = renderReport(result());
@@ -76,20 +90,24 @@ describe('report', () => {
     expect(markdown).toContain('40 Mbit/s, droptail queue 100000 B (4.00 x BDP of 25000 B)');
     expect(markdown).toContain('idle ping 5.26 ms avg');
     expect(markdown).toContain('| down | 2.5 ms | 10 | 0 | 38 / 165 / 2848 / 8178 us |');
-    expect(markdown).toContain('- trial 1 tcp sammy: the player never showed a frame');
     expect(markdown).toContain('![fig-throughput.svg](fig-throughput.svg)');
-    expect(markdown).toContain('Video metrics come from the experiment without a neighbour (the video on its own)');
+    const { model } = reportModel(result());
+    expect(sectionOf(model, 'failed')!.blocks).toEqual([
+      { lines: [{ item: { prose: 'failedSession', slots: { trial: 1, experiment: 'tcp', arm: 'sammy', error: 'the player never showed a frame' } } }] },
+    ]);
+    // Video metrics from the experiment without a neighbour, beside the thesis.
+    expect(sectionOf(model, 'summary')!.blocks[0]).toEqual({ lines: [{ prose: 'videoFromSolo', slots: {} }, { prose: 'summaryCellsThesis', slots: {} }] });
   });
 
   test('the setup says how the player history was treated, as configured', () => {
     const perArm = result();
     perArm.config.scenario.player = { ...perArm.config.scenario.player, history: 'per-arm', warmupSessions: 1, warmupPlayS: 5 };
-    expect(renderReport(perArm).markdown).toContain('history reset once per arm before its first session, then 1 unmeasured 5 s warm-up session(s) to seed it');
+    expect(setupCell(reportModel(perArm).model, 'player')).toContain(prose('historyPerArm', { warmup: prose('warmup', { sessions: 1, playS: 5 }) }));
     const perSession = result();
     perSession.config.scenario.player = { ...perSession.config.scenario.player, history: 'per-session', warmupSessions: 0 };
-    const markdown = renderReport(perSession).markdown;
-    expect(markdown).toContain('history reset before every session');
-    expect(markdown).not.toContain('warm-up');
+    const player = setupCell(reportModel(perSession).model, 'player');
+    expect(player).toContain(prose('historyPerSession'));
+    expect(player).not.toContain(prose('noWarmup'));
   });
 
   test.each([
@@ -130,12 +148,15 @@ describe('report', () => {
     expect(markdown).toContain('| bottleneck | trace `../../sim/traces/ATT-LTE-driving-2016.down` (mahimahi, mean 4.56 Mbit/s, repeating every 120.002 s, restarted at every play request)');
     expect(markdown).toContain('## Trace fidelity');
     expect(markdown).toContain('| served at the bottleneck (IP bytes) | 0.998 | 0.983 | 5.0% |');
-    expect(markdown).toContain('**Within** the 10% bar');
-    expect(markdown).toContain('limit 91206 B, at most 90000 B queued, 12 packets dropped (queue full)');
+    const { model } = reportModel(r);
+    expect(sectionOf(model, 'fidelity')!.blocks.at(-1)).toEqual({ lines: [{ prose: 'fidelityWithin', slots: { tolerancePct: 10, correlation: prose('fidelityCorrelation', { minCorrelation: 0.9 }) } }] });
+    expect(sentence(sectionOf(model, 'delayLine')!.blocks.at(-1)!)).toEqual({
+      prose: 'traceQueue', slots: { limitBytes: 91206, maxQueuedBytes: 90000, drops: 12, servedBytes: 5000, opportunities: 10, unused: 3, restarts: 7 },
+    });
     expect(files['fig-trace-fidelity.svg']!.match(/<polyline/g)).toHaveLength(3);
     // A constant link has neither.
     const constant = renderReport(result());
-    expect(constant.markdown).not.toContain('Trace fidelity');
+    expect(sectionOf(reportModel(result()).model, 'fidelity')).toBeUndefined();
     expect(constant.files['fig-trace-fidelity.svg']).toBeUndefined();
   });
 
@@ -143,25 +164,29 @@ describe('report', () => {
     const r = result();
     r.config.scenario = { ...loadScenario('cellular-umts'), arms: ['control', 'sammy'], trials: 2, neighbours: loadScenario('cellular-umts').neighbours };
     const { markdown } = renderReport(r);
-    expect(markdown).toContain('restarted at every play request, at a point that moves with the trial so the trials sample the whole trace: trial 1..2 at 0.0, 464.2 s of it');
-    expect(markdown).toContain('## Paired by trial');
+    expect(setupCell(reportModel(r).model, 'bottleneck')).toContain(prose('restartSpread', { trials: 2, startsS: '0.0, 464.2' }));
+    expect(sectionOf(reportModel(r).model, 'paired')).toBeDefined();
     // Trial 1: 9100 - 36100, trial 2: 9200 - 36200: -27000 both times.
     expect(markdown).toContain('| chunk throughput, playing phase (kbps) | -27000 [-27000, -27000] (n=2); lower 2, higher 0 |');
     expect(markdown).toMatch(/\| UDP neighbour one-way delay \(ms\) \| -18\.\d+ \[-\d+\.\d+, -\d+\.\d+\] \(n=2\); lower 2, higher 0 \|/);
     // Trials that all start at the trace's beginning are not paired in the report.
     r.config.scenario = { ...r.config.scenario, link: { ...r.config.scenario.link, traceStart: 'beginning' } };
-    expect(renderReport(r).markdown).not.toContain('## Paired by trial');
+    expect(sectionOf(reportModel(r).model, 'paired')).toBeUndefined();
   });
 
   test('the CPU load: per session, with the CPU-bound ones named', () => {
     const r = result();
     r.trials.forEach((t, i) => Object.assign(t.metrics, { cpuBusyPct: 60 + i, cpuBusyUnnicedPct: i === 1 ? 95 : 40 }));
-    const { markdown } = renderReport(r);
-    expect(markdown).toContain('## CPU load');
-    expect(markdown).toContain('**1 of 9 sessions were CPU-bound** (90% or more busy without niced work)');
-    expect(markdown).toContain('- trial 1 none sammy: 95% (61% with niced work)');
+    const cpu = sectionOf(reportModel(r).model, 'cpu')!;
+    expect(sentence(cpu.blocks[0]!).slots).toEqual({ cores: '', busyPct: '64', unnicedPct: '46' });
+    expect(cpu.blocks[1]).toEqual({
+      lines: [
+        { prose: 'cpuBound', slots: { bound: 1, measured: 9, boundPct: 90 } },
+        { item: { prose: 'cpuBoundSession', slots: { trial: 1, experiment: 'none', arm: 'sammy', unnicedPct: '95', busyPct: '61' } } },
+      ],
+    });
     // Results from before the CPU was measured have no such section.
-    expect(renderReport(result()).markdown).not.toContain('## CPU load');
+    expect(sectionOf(reportModel(result()).model, 'cpu')).toBeUndefined();
   });
 
   test('writeReport writes report.md and every figure it links', () => {

@@ -1,6 +1,7 @@
 import type { ChunkRecord } from '@sammy/player/abr';
-import { summaries, type TrialRecord } from '../../src/analysis/result.js';
-import { renderReport } from '../../src/analysis/report.js';
+import { summaries, type LabResult, type TrialRecord } from '../../src/analysis/result.js';
+import { renderReport, reportModel } from '../../src/analysis/report.js';
+import { sectionOf } from '../../src/analysis/report-markdown.js';
 import { parseScenario } from '../../src/scenario/scenario.js';
 import { bufferReachedAtS, phaseWindows } from '../../src/analysis/windows.js';
 
@@ -82,11 +83,12 @@ describe('phase windows (steady-state scenarios)', () => {
       name: 'steady', link: { rateMbps: 40, rttMs: 5 }, media: { durationS: 30 }, session: { playS: 10, steadyFromBufferFraction: 0.9 }, player: { maxBufferS: 10 },
       neighbours: [{ kind: 'udp' }], arms: ['control', 'sammy'],
     });
-    const md = renderReport({
+    const result: LabResult = {
       config: { scenario, link: { queueBytes: 100_000, bdpBytes: 25_000, measuredIdleRtt: null }, media: { rungsKbps: [1000] } },
       trials, ...sums, delayLine: null, warmups: [], startedAt: '', finishedAt: '', complete: true,
-    }).markdown;
-    expect(md).toContain('## Startup fill and steady state');
+    };
+    const md = renderReport(result).markdown;
+    expect(sectionOf(reportModel(result).model, 'windows')!.blocks[0]).toEqual({ lines: [{ prose: 'windows', slots: { fraction: 0.9, targetS: 10, levelS: '9.0' } }] });
     expect(md).toMatch(/\| sammy \| 1 of 1 \| 3\.0 \(3\.0–3\.0\) \|/);
     expect(md).toMatch(/\| requested pace rate \(rtp\) \/ top bitrate \(x\) \| 10\.00 \(n=1\) \| 10\.00 \(n=1\) \| 2\.95 \(n=1\) \| 2\.95 \(n=1\) \|/);
   });

@@ -268,11 +268,13 @@ describe('the report of a design', () => {
     ];
     const d = parsed.experiment as AbDesign;
     const experiment = { design: 'ab' as const, sessionsRun: 6, ...AB_DESIGN.summarize(d, runs, { topBitrateKbps: 1050 }), skipped: [] };
-    const { lines, files } = designReport({ config: { scenario: parsed }, designRuns: runs, experiment } as never);
-    const text = lines.join('\n');
-    expect(text).toContain('| metric | TTE | A/B at 0.5 (bias) |');
+    const { sections, files } = designReport({ config: { scenario: parsed }, designRuns: runs, experiment } as never);
+    const [about, table] = sections.find((s) => s.key === 'design:ab')!.blocks;
+    expect(about).toEqual({ lines: [{ prose: 'abEstimates', slots: { treatment: d.treatment, control: d.control, sessions: d.sessions } }] });
+    if (!table || !('table' in table)) throw new Error('no A/B table');
+    expect(table.table.header).toEqual(['metric', 'TTE', 'A/B at 0.5 (bias)']);
     // TTE -50%, A/B at 0.5: 18 against 20, -10%, so +40 points of bias.
-    expect(text).toMatch(/\| video RTT \| -50\.0% \[[^\]]+\] \| -10\.0% \(\+40\.0 pt\) \|/);
+    expect(table.table.rows.find((r) => r[0] === 'video RTT')).toEqual(['video RTT', expect.stringMatching(/^-50\.0% \[[^\]]+\]$/), '-10.0% (+40.0 pt)']);
     expect(Object.keys(files)).toContain('fig-bias-videoRttMs.svg');
     expect(files['fig-bias-videoRttMs.svg']).toContain('TTE (95% CI)');
   });
