@@ -5,6 +5,7 @@
  * without a neighbour. `npm run lab -- --compare-players BROWSER_DIR,HEADLESS_DIR`.
  */
 import type { LabResult } from './result.js';
+import { markdownOf, type Block } from './report-markdown.js';
 import { percentChange, type MetricSummary } from './stats.js';
 
 export const COMPARED_METRICS = [
@@ -48,12 +49,14 @@ function cell(s: MetricSummary | null): string {
 
 export function comparisonMarkdown(rows: PlayerComparisonRow[], browserDir: string, headlessDir: string): string {
   const label = Object.fromEntries(COMPARED_METRICS);
-  return [
-    `Headless vs browser player, sessions without a neighbour: ${browserDir} (browser) and ${headlessDir} (headless). Mean [95% CI] (n); difference = (headless - browser) / browser; within = |difference| <= ${AGREEMENT_PCT}%.`,
-    '',
-    '| arm | metric | browser | headless | difference | within 10% |',
-    '| --- | --- | --- | --- | --- | --- |',
-    ...rows.map((r) => `| ${r.arm} | ${label[r.metric]} | ${cell(r.browser)} | ${cell(r.headless)} | ${r.differencePct === null ? '–' : `${r.differencePct >= 0 ? '+' : ''}${r.differencePct.toFixed(1)}%`} | ${r.within === null ? '–' : r.within ? 'yes' : 'no'} |`),
-    '',
-  ].join('\n');
+  const table = rows.map((r) => [
+    r.arm, label[r.metric]!, cell(r.browser), cell(r.headless),
+    r.differencePct === null ? '–' : `${r.differencePct >= 0 ? '+' : ''}${r.differencePct.toFixed(1)}%`,
+    r.within === null ? '–' : r.within ? 'yes' : 'no',
+  ]);
+  const blocks: Block[] = [
+    { lines: [{ prose: 'comparePlayers', slots: { browserDir, headlessDir, agreementPct: AGREEMENT_PCT } }] },
+    { table: { header: ['arm', 'metric', 'browser', 'headless', 'difference', `within ${AGREEMENT_PCT}%`], rows: table } },
+  ];
+  return markdownOf({ title: null, sections: [{ key: 'comparison', heading: null, blocks }] });
 }

@@ -127,6 +127,10 @@ export const PROSE = {
   designFailed: 'Failed sessions:',
   designFailedSession: '{id} ({arm}): {error}',
 
+  comparePlayers:
+    'Headless vs browser player, sessions without a neighbour: {browserDir} (browser) and {headlessDir} (headless). ' +
+    'Mean [95% CI] (n); difference = (headless - browser) / browser; within = |difference| <= {agreementPct}%.',
+
   pooledBy: "Rendered by `npm run lab -- --pool {dirs}` from the runs' result files.",
   pooledPairs:
     "Each session set against control's session of the same run, trial and experiment: the mean over every run's trials of " +
@@ -172,7 +176,8 @@ export interface Section {
 }
 
 export interface ReportModel {
-  title: string;
+  /** The level-1 heading; none for a piece printed on its own (--compare-players). */
+  title: string | null;
   sections: Section[];
 }
 
@@ -199,7 +204,7 @@ function blockLines(b: Block): string[] {
 
 /** The report as markdown: the title, then each section's heading and blocks, every block followed by a blank line. */
 export function markdownOf(model: ReportModel): string {
-  const lines = [`# ${model.title}`, ''];
+  const lines = model.title === null ? [] : [`# ${model.title}`, ''];
   for (const s of model.sections) {
     if (s.heading) lines.push(`${'#'.repeat(s.heading.level)} ${s.heading.text}`, '');
     for (const b of s.blocks) lines.push(...blockLines(b));
