@@ -8,13 +8,14 @@
 export const PROSE = {
   started: 'Started {startedAt}, finished {finishedAt}.',
   startedIncomplete: 'Started {startedAt}, finished {finishedAt} — **incomplete run**: only the sessions below were measured.',
-  designSessions: '{sessions} sessions of the {design} design in {runs} runs ({trials} trial(s) planned), after {warmups} warm-up session(s).',
+  designSessions:
+    '{sessions} sessions of the {design} design in {runs} runs ({trials} trial(s) planned), after {warmups} warm-up session(s).',
   sessions: '{sessions} sessions ({trials} trial(s) planned x {experiments} experiment(s) x {arms} arm(s)), {failed} failed.',
 
   bottleneckTbf: 'tbf {rateMbps} Mbit/s, {queue}), server -> client',
   bottleneckTrace:
-    'trace `{file}` ({format}, mean {meanRateMbps} Mbit/s, {repeat}, {restart}), served by the delay line at its delivery opportunities of 1500 B; ' +
-    '{queue} at the mean rate), server -> client',
+    'trace `{file}` ({format}, mean {meanRateMbps} Mbit/s, {repeat}, {restart}), ' +
+    'served by the delay line at its delivery opportunities of 1500 B; {queue} at the mean rate), server -> client',
   queue: 'droptail queue {queueBytes} B ({bdpMultiple} x BDP of {bdpBytes} B',
   traceHolds: 'its last step holding',
   traceRepeats: 'repeating every {periodS} s',
@@ -36,7 +37,8 @@ export const PROSE = {
   summaryCells: 'Mean [95% CI] (n); the change is against control.',
   summaryCellsThesis: 'Mean [95% CI] (n); the change is against control. Thesis = Spang 2023, section 2.6 (Sammy vs production).',
 
-  experimentsCells: "Mean [95% CI] (n) of each experiment's sessions; the scenario's own settings: {burst}, {trains}, queue {queueBytes} B.",
+  experimentsCells:
+    "Mean [95% CI] (n) of each experiment's sessions; the scenario's own settings: {burst}, {trains}, queue {queueBytes} B.",
   burstPackets: 'burst {packets} packets',
   kernelTrainsOf: "{server}'s kernel trains",
   trainsOf: 'kernel trains of {packets} packets',
@@ -101,7 +103,8 @@ export const PROSE = {
     'the trace restarted {restarts} times.',
   failedSession: 'trial {trial} {experiment} {arm}: {error}',
 
-  designOpening: '{description}. {runs} runs, {sessions} sessions of the headless player ({failed} failed), {flows} bulk flows.{cpu}{headless}',
+  designOpening:
+    '{description}. {runs} runs, {sessions} sessions of the headless player ({failed} failed), {flows} bulk flows.{cpu}{headless}',
   designCpu: " The machine's cores were {busyPct}% busy on average during the runs (everyone's work).",
   designHeadless: ' The headless player process used {cpuS} s of CPU in {wallS} s for {sessions} sessions ({corePct}% of one core).',
   notRun: 'Not run:',
@@ -123,7 +126,8 @@ export const PROSE = {
   fairness:
     "Each pair of flows shares the link for session.playS; throughput counts from {measureFromS} s on. A cell is the row flow's " +
     'throughput divided by its max-min fair share when it runs beside the column flow (1 = its fair share; below 1 it got less, ' +
-    "above 1 it took more). A video's demand is its top bitrate x {videoDemandMultiplier}; a bulk flow's is unlimited; the capacity is the link rate.",
+    "above 1 it took more). A video's demand is its top bitrate x {videoDemandMultiplier}; a bulk flow's is unlimited; " +
+    'the capacity is the link rate.',
   designFailed: 'Failed sessions:',
   designFailedSession: '{id} ({arm}): {error}',
 
@@ -153,7 +157,8 @@ export function prose(name: ProseName, slots: Slots = {}): string {
   const named = new Set([...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!));
   const extra = Object.keys(slots).filter((k) => !named.has(k));
   const missing = [...named].filter((k) => !(k in slots));
-  if (extra.length > 0 || missing.length > 0) throw new Error(`prose ${name}: slots ${missing.map((k) => `${k} missing`).concat(extra.map((k) => `${k} unknown`)).join(', ')}`);
+  const wrong = [...missing.map((k) => `${k} missing`), ...extra.map((k) => `${k} unknown`)];
+  if (wrong.length > 0) throw new Error(`prose ${name}: slots ${wrong.join(', ')}`);
   return template.replace(/\{(\w+)\}/g, (_, k: string) => String(slots[k]));
 }
 

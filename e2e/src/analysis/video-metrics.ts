@@ -53,7 +53,7 @@ export interface VideoMetrics {
   resumedAfterOutage?: number;
   /** The same: from the outage's end until the playhead moved again (0 if it never stopped; to the 0.5 s sampling). */
   outageResumeS?: number | null;
-  /** The machine's mean CPU busy % over the session (all cores, everyone's work; cpu-monitor.ts). */
+  /** The machine's mean CPU busy % over the session (all cores, everyone's work; cpu-samples.ts). */
   cpuBusyPct?: number | null;
   /** The same without work at nice > 0 (what competes with the lab); at or above CPU_BOUND_PCT the session is flagged. */
   cpuBusyUnnicedPct?: number | null;

@@ -56,7 +56,7 @@ export function pageAssets(html: string): string[] {
   return out.filter((u) => !/^[a-z]+:/i.test(u));
 }
 
-/** The browser session's record (`src/lab/session.ts`), with what only the headless player knows. */
+/** A session's record (`SessionResult`, src/analysis/records.ts), with what only the headless player knows. */
 export interface HeadlessResult extends Omit<SessionResult, 'arm' | 'storageState'> {
   arm: SimArm;
   /** The local ports of the session's connections (the server's telemetry names the client's port). */
