@@ -6,7 +6,7 @@ import type { Browser, Page, Request } from 'playwright-core';
 import { startServer, stop, type Managed } from '@sammy/server/process';
 import { readTelemetry, type ResponseTelemetry } from '@sammy/server/telemetry';
 import type { Arm, PlayerName, SessionQoE } from '@sammy/player/abr';
-import { REPO_DIR } from './lab/paths.js';
+import { REPO_DIR } from './paths.js';
 
 export interface LoopbackServer {
   url: string;

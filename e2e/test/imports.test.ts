@@ -1,56 +1,15 @@
 /**
- * No import cycle in any package: modules form layers (in the lab, result types below
- * the runner and the report, the runner above both; in the player's core, the records
+ * No import cycle in any package: modules form layers (in e2e, the records below the
+ * result, the analysis below the lab's runtime; in the player's core, the records
  * below the arms). Type-only imports count too, since a cycle of types still ties two
  * modules' designs together. Packages import each other through their exports only
  * (checked by the workspace dependencies), so cycles are looked for within each.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { E2E_DIR, importCycles, relativeImports, REPO_DIR, sourceFiles } from './import-graph.js';
 
-const e2eDir = join(dirname(fileURLToPath(import.meta.url)), '..');
-const repoDir = join(e2eDir, '..');
 const PACKAGES = ['encoder', 'native', 'server', 'player', 'sim', 'edge', 'nginx', 'e2e'];
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/** The repository files a module imports by relative path (`./x.js` is `./x.ts`). */
-export function relativeImports(file: string, text: string): string[] {
-  const specifiers = [
-    ...text.matchAll(/^\s*(?:import|export)\b[^'";]*?from\s*['"](\.{1,2}\/[^'"]+)['"]/gm),
-    ...text.matchAll(/^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm),
-    ...text.matchAll(/\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g),
-  ].map((m) => m[1]!);
-  return specifiers
-    .map((s) => resolve(dirname(file), s.replace(/\.js$/, '.ts')))
-    .filter((path) => existsSync(path));
-}
-
-/** Every cycle reachable from `roots`, each as the list of files around it. */
-export function importCycles(roots: string[], importsOf: (file: string) => string[]): string[][] {
-  const state = new Map<string, 'open' | 'done'>();
-  const stack: string[] = [];
-  const cycles: string[][] = [];
-  const visit = (file: string) => {
-    state.set(file, 'open');
-    stack.push(file);
-    for (const next of importsOf(file)) {
-      if (state.get(next) === 'open') cycles.push([...stack.slice(stack.indexOf(next)), next]);
-      else if (!state.has(next)) visit(next);
-    }
-    stack.pop();
-    state.set(file, 'done');
-  };
-  for (const root of roots) if (!state.has(root)) visit(root);
-  return cycles;
-}
 
 describe('imports', () => {
   test('the cycle finder finds a cycle and passes a layered graph', () => {
@@ -60,23 +19,23 @@ describe('imports', () => {
   });
 
   test('type-only, re-export, side-effect and dynamic imports count', () => {
-    const here = join(e2eDir, 'src', 'lab', 'x.ts');
-    const text = "import type { A } from './result.js';\nexport type { B } from './runner.js';\nimport { c } from 'node:fs';\nimport './stats.js';\nconst d = await import('./svg.js');";
-    expect(relativeImports(here, text).map((p) => relative(e2eDir, p))).toEqual(['src/lab/result.ts', 'src/lab/runner.ts', 'src/lab/stats.ts', 'src/lab/svg.ts']);
+    const here = join(E2E_DIR, 'src', 'analysis', 'x.ts');
+    const text = "import type { A } from './result.js';\nexport type { B } from './report.js';\nimport { c } from 'node:fs';\nimport './stats.js';\nconst d = await import('./svg.js');";
+    expect(relativeImports(here, text).map((p) => relative(E2E_DIR, p))).toEqual(['src/analysis/result.ts', 'src/analysis/report.ts', 'src/analysis/stats.ts', 'src/analysis/svg.ts']);
   });
 
   test.each(PACKAGES)('no module of %s imports itself through others', (pkg) => {
-    const roots = sourceFiles(join(repoDir, pkg, 'src'));
+    const roots = sourceFiles(join(REPO_DIR, pkg, 'src'));
     const cycles = importCycles(roots, (file) => relativeImports(file, readFileSync(file, 'utf8')));
-    expect(cycles.map((c) => c.map((f) => relative(repoDir, f)).join(' -> '))).toEqual([]);
+    expect(cycles.map((c) => c.map((f) => relative(REPO_DIR, f)).join(' -> '))).toEqual([]);
   });
 
   test('no package reaches into another by relative path', () => {
     const crossing = PACKAGES.flatMap((pkg) =>
-      sourceFiles(join(repoDir, pkg, 'src')).flatMap((file) =>
+      sourceFiles(join(REPO_DIR, pkg, 'src')).flatMap((file) =>
         relativeImports(file, readFileSync(file, 'utf8'))
-          .filter((target) => relative(join(repoDir, pkg), target).startsWith('..'))
-          .map((target) => `${relative(repoDir, file)} -> ${relative(repoDir, target)}`),
+          .filter((target) => relative(join(REPO_DIR, pkg), target).startsWith('..'))
+          .map((target) => `${relative(REPO_DIR, file)} -> ${relative(REPO_DIR, target)}`),
       ),
     );
     expect(crossing).toEqual([]);

@@ -8,9 +8,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { DESIGN_METRICS } from '../src/lab/designs/types.js';
-import { labUnavailableReason, runLab, type LabResult } from '../src/lab/runner.js';
-import { loadScenario } from '../src/lab/scenario.js';
+import { DESIGN_METRICS } from '../src/designs/types.js';
+import type { LabResult } from '../src/analysis/result.js';
+import { labUnavailableReason, runLab } from '../src/lab/runner.js';
+import { loadScenario } from '../src/scenario/scenario.js';
 
 const reason = labUnavailableReason();
 let result: LabResult;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { listNamespaces, ownerPid } from '../src/lab/netns.js';
 import { pidAlive } from '../src/lab/processes.js';
-import { E2E_DIR, REPO_DIR } from '../src/lab/paths.js';
+import { E2E_DIR, REPO_DIR } from '../src/paths.js';
 import { labUnavailableReason, playerUnavailableReason } from '../src/lab/runner.js';
 
 const reason = labUnavailableReason() ?? playerUnavailableReason();

@@ -6,8 +6,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { labUnavailableReason, playerUnavailableReason, runLab, type LabResult } from '../src/lab/runner.js';
-import { loadScenario } from '../src/lab/scenario.js';
+import type { LabResult } from '../src/analysis/result.js';
+import { labUnavailableReason, playerUnavailableReason, runLab } from '../src/lab/runner.js';
+import { loadScenario } from '../src/scenario/scenario.js';
 
 const reason = labUnavailableReason() ?? playerUnavailableReason();
 let result: LabResult;

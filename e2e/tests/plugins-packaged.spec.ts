@@ -24,7 +24,7 @@ import { DEFAULT_SAMMY_CONFIG, roundRtpKbps, type SessionQoE } from '@sammy/play
 import { buildPlugins, PLAYER_DIR, playerCopies, PLUGIN_NAMES, pluginFiles, type PluginName } from '@sammy/player/build';
 import { launchChromium } from '../src/browser.js';
 import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
-import { REPO_DIR } from '../src/lab/paths.js';
+import { REPO_DIR } from '../src/paths.js';
 import { run } from '../src/lab/processes.js';
 import { runOnOwnServer, type PageRequest, type PageUnderTest, type SessionRun } from '../src/player-loopback.js';
 import { brOfHeader, closeAndSkipHooks, expectServerApplied, invalidCmcdRequests, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, tbOfHeader } from './player-checks.js';

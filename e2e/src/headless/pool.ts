@@ -7,9 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Arm, SammyConfig } from '@sammy/player/abr';
 import type { SimArm } from '@sammy/sim/arms';
-import { E2E_DIR, REPO_DIR } from '../lab/paths.js';
-import { LabError, start, stop, waitForOutput, type Managed } from '../lab/processes.js';
-import type { RunningSession, SessionResult } from '../lab/session.js';
+import { E2E_DIR, REPO_DIR } from '../paths.js';
+import { LabError } from '../lab-error.js';
+import { start, stop, waitForOutput, type Managed } from '../lab/processes.js';
+import type { SessionResult } from '../analysis/records.js';
+import type { RunningSession } from '../lab/session.js';
 import type { WorkerCommand, WorkerEvent } from './protocol.js';
 import type { HeadlessResult } from './session.js';
 

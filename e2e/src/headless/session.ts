@@ -27,14 +27,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
-import type { SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { parseSegmentsSidecar } from '@sammy/encoder/sidecar';
+import { parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
 import { pickSammyConfig, resolveSammyConfig, summarizeSession, type ChunkRecord, type KeyValueStore, type Phase, type SammyConfig, type SessionQoE } from '@sammy/player/abr';
 import { armFactory, waitBeforeRequestS, type ArmPolicy, type SimArm } from '@sammy/sim/arms';
 import { cmcdHeaders } from './cmcd.js';
 import { FetchError, fetchTimed, type FetchResult } from './http.js';
 import { initUrl, parseLayout, segmentUrl, type SegmentLayout } from './layout.js';
-import type { SessionResult } from '../lab/session.js';
+import type { SessionResult } from '../analysis/records.js';
 import { PlaybackModel } from './playback.js';
 
 /** What a device keeps between sessions (a browser keeps both in localStorage). */
@@ -69,7 +68,7 @@ export function pageAssets(html: string): string[] {
   return out.filter((u) => !/^[a-z]+:/i.test(u));
 }
 
-/** The browser session's record (`src/lab/session.ts`), with what only the headless player knows. */
+/** A session's record (`SessionResult`, src/analysis/records.ts), with what only the headless player knows. */
 export interface HeadlessResult extends Omit<SessionResult, 'arm' | 'storageState'> {
   arm: SimArm;
   /** The local ports of the session's connections (the server's telemetry names the client's port). */

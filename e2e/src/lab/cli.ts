@@ -10,13 +10,13 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { exitCleanlyOnSignals, runCleanups } from './cleanup.js';
-import { NEIGHBOUR_KINDS } from './neighbours.js';
-import { LabError, ProcessError } from './processes.js';
-import { comparePlayers, comparisonMarkdown } from './compare.js';
-import { pooledMarkdown, poolRuns } from './pool.js';
-import { readResult, writeReportFromDir } from './report.js';
-import { runLab } from './runner.js';
-import { loadScenario, withOverrides } from './scenario.js';
+import { NEIGHBOUR_KINDS } from '../scenario/neighbour-kinds.js';
+import { LabError } from '../lab-error.js';
+import { ProcessError } from './processes.js';
+import { comparePlayers, comparisonMarkdown } from '../analysis/compare.js';
+import { pooledMarkdown, poolRuns } from '../analysis/pool.js';
+import { readResult } from '../analysis/report.js';
+import { loadScenario, withOverrides } from '../scenario/scenario.js';
 
 export const USAGE = `usage: npm run lab -- --scenario NAME|FILE [--arms control,sammy,fixed4x] [--trials N]
   [--neighbours ${Object.keys(NEIGHBOUR_KINDS).join(',')}] [--out DIR] [--calibrate-only] [--player browser|headless]
@@ -82,6 +82,8 @@ async function main(): Promise<number> {
   }
   if (values.report !== undefined) {
     const dir = resolve(cwd, values.report);
+    // Loaded here: a report may replay a neighbour through labtools; --pool and --compare-players load no lab code.
+    const { writeReportFromDir } = await import('./write-report.js');
     const written = await writeReportFromDir(dir);
     log(`wrote ${written.length} file(s) in ${dir}: ${written.join(', ')}`);
     return 0;
@@ -101,6 +103,7 @@ async function main(): Promise<number> {
   exitCleanlyOnSignals(log);
   log(`lab ${scenario.name}: ${scenario.trials} trial(s) x ${scenario.neighbours.map((n) => n.kind).join('/')} x ${scenario.arms.join('/')} -> ${outDir}`);
   try {
+    const { runLab } = await import('./runner.js');
     const result = await runLab({ scenario, outDir, log, calibrateOnly: values['calibrate-only'] === true });
     log(`wrote ${outDir}/result.json and ${outDir}/report.md`);
     return result.trials.some((t) => t.error) ? 1 : 0;

@@ -3,14 +3,8 @@
  * recorded in result.json (`config.code`) so a result can be traced to its source.
  * Outside a git checkout, or without git, both are null.
  */
+import type { CodeVersion } from '../analysis/records.js';
 import { run } from './processes.js';
-
-export interface CodeVersion {
-  /** `git rev-parse HEAD` of the checkout the lab ran from. */
-  commit: string | null;
-  /** Files `git status --porcelain` listed (changed, added, untracked): 0 is the commit as it is. */
-  changedFiles: number | null;
-}
 
 export async function codeVersion(dir: string): Promise<CodeVersion> {
   const git = (args: string[]) => run('git', ['-C', dir, ...args], { allowFail: true, timeoutMs: 10_000 });

@@ -10,7 +10,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeSelfSignedCert, opensslMissing } from '@sammy/server/certificate';
-import { LabError } from './processes.js';
+import { LabError } from '../lab-error.js';
 import { ADDRESSES } from './topology.js';
 
 export interface LabCertificate {

@@ -10,7 +10,7 @@ import { encodeLadder } from '@sammy/encoder/encode';
 import { writeHlsPlaylists } from '@sammy/encoder/hls';
 import { resolveLadder } from '@sammy/encoder/ladder';
 import { DEFAULT_SEGMENT_DURATION_S, parseSegmentsSidecar, type SegmentsSidecar } from '@sammy/encoder/sidecar';
-import { CACHE_DIR } from './paths.js';
+import { CACHE_DIR } from '../paths.js';
 
 export interface LabMedia {
   dir: string;

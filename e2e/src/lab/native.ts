@@ -9,8 +9,9 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { CACHE_DIR, E2E_DIR } from './paths.js';
-import { LabError, run } from './processes.js';
+import { CACHE_DIR, E2E_DIR } from '../paths.js';
+import { LabError } from '../lab-error.js';
+import { run } from './processes.js';
 
 export const LABTOOLS_SOURCE = join(E2E_DIR, 'native', 'labtools.c');
 

@@ -10,32 +10,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { traceFileOf } from './delay-by-capacity.js';
 import { buildLabtools, gccUnavailableReason, traceSim } from './native.js';
-import type { UdpRaw } from './neighbours.js';
-import type { LabResult, TrialRecord } from './result.js';
-import { queueBytes } from './scenario.js';
-import { opportunitySchedule, readTrace, scheduleText } from './trace-link.js';
+import type { UdpRaw } from '../scenario/neighbour-kinds.js';
+import { traceFileOf, type AloneDelay, type AloneDelays } from '../analysis/delay-by-capacity.js';
+import type { LabResult, TrialRecord } from '../analysis/result.js';
+import { queueBytes } from '../scenario/scenario.js';
+import { opportunitySchedule, readTrace, scheduleText } from '../scenario/trace.js';
 
 /** IPv4 and UDP headers: what a datagram of `packetBytes` occupies in the delay line's queue beyond its payload. */
 export const UDP_IP_HEADER_BYTES = 28;
-
-/** One session's neighbour, replayed alone; both means over the datagrams that crossed in the session and alone. */
-export interface AloneDelay {
-  /** What the session measured for them (ms). */
-  measuredOwdMs: number;
-  /** What they waited alone (ms): the line's one-way delay plus the queue's wait. */
-  owdMs: number;
-  /** Datagrams the queue refused alone, of those replayed (%). */
-  lossPct: number;
-  /** Datagrams replayed: every send from the session's first received datagram to its last, lost ones included. */
-  replayed: number;
-  /** Of those, the ones both means are over. */
-  common: number;
-}
-
-/** Per record of `result.trials` (same index): its neighbour alone, or null where there is none to replay. */
-export type AloneDelays = Array<AloneDelay | null>;
 
 /**
  * The send times (ms since the window start) of every datagram from the first received

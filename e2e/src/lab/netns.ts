@@ -3,7 +3,8 @@
  * own namespaces on this kernel, so the lab only ever removes names with its own
  * prefix, and of those only the ones whose owning process is gone.
  */
-import { LabError, pidAlive, run } from './processes.js';
+import { LabError } from '../lab-error.js';
+import { pidAlive, run } from './processes.js';
 
 export const NETNS_PREFIX = 'slab';
 const NAME_PATTERN = new RegExp(`^${NETNS_PREFIX}-(\\d+)-`);

@@ -4,18 +4,9 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { LabError } from '../lab-error.js';
 
 const execFileAsync = promisify(execFile);
-
-export class LabError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'LabError';
-  }
-}
 
 /** Runs a command to completion (in `cwd`, else here); throws a LabError naming the command and its stderr. */
 export async function run(cmd: string, args: string[], opts: { allowFail?: boolean; timeoutMs?: number; cwd?: string } = {}): Promise<string> {

@@ -3,13 +3,8 @@
  * drops, and bytes sent (the link's throughput between samples).
  */
 import { execFile } from 'node:child_process';
+import type { QueueSample } from '../analysis/queue-samples.js';
 import type { Managed } from './processes.js';
-
-/**
- * [ms since the session's origin, backlog bytes, drops so far, bytes sent so far], and
- * on a trace link a fifth: how long the oldest queued packet has waited (ms).
- */
-export type QueueSample = [number, number, number, number] | [number, number, number, number, number];
 
 export interface QueueMonitor {
   stop(): QueueSample[];
@@ -68,14 +63,6 @@ export function parseDelaySamples(text: string): DelaySample[] {
     out.push({ realtimeMs: Number(m[1]), traceUs: Number(m[2]), queuedBytes: Number(m[3]), drops: Number(m[4]), servedBytes: Number(m[5]), headAgeUs: Number(m[6]) });
   }
   return out;
-}
-
-/**
- * The queueing delay a sample shows: on a trace link the oldest queued packet's wait
- * (its rate changes, so backlog / rate would not give it), else backlog / rate.
- */
-export function queueDelayMsOf(q: QueueSample, rateMbps: number): number {
-  return q.length === 5 ? q[4] : (q[1] * 8) / (rateMbps * 1e3);
 }
 
 /**

@@ -14,32 +14,34 @@ import type { Arm } from '@sammy/player/abr';
 import type { SimArm } from '@sammy/sim/arms';
 import { chromiumUnavailableReason, launchChromium } from '../browser.js';
 import { startHeadlessPool, type HeadlessPool } from '../headless/pool.js';
-import { runDesign } from './designs/run.js';
+import { runDesign } from './design-run.js';
 import { deferCleanup } from './cleanup.js';
-import { cpuBound, cpuMetrics, startCpuMonitor } from './cpu-monitor.js';
+import { cpuBound, cpuMetrics } from '../analysis/cpu-samples.js';
+import { startCpuMonitor } from './cpu-monitor.js';
 import { ensureLabMedia, type LabMedia } from './media.js';
 import { buildLabtools, gccUnavailableReason } from './native.js';
-import { NEIGHBOUR_KINDS, neighbourKind, startNeighbour, type MeasurementWindow, type NeighbourKind, type RunningNeighbour } from './neighbours.js';
+import { NEIGHBOUR_KINDS, neighbourKind, type NeighbourKind } from '../scenario/neighbour-kinds.js';
+import { startNeighbour, type MeasurementWindow, type RunningNeighbour } from './neighbours.js';
 import { netnsExec, rootUnavailableReason, sweepStaleNamespaces } from './netns.js';
-import { CACHE_DIR, REPO_DIR } from './paths.js';
+import { CACHE_DIR, REPO_DIR } from '../paths.js';
 import { codeVersion } from './code-version.js';
-import { LabError, run, sleep } from './processes.js';
+import { LabError } from '../lab-error.js';
+import { run, sleep } from './processes.js';
 import { startDelayLineQueueMonitor, startQueueMonitor } from './queue-monitor.js';
-import { writeReportFromDir } from './report.js';
-import { summaries, type LabResult, type TrialMetrics, type TrialRecord } from './result.js';
-import { baseExperiment, bdpBytes, experimentArms, linkRateMbps, queueBytes, traceStartS, type Experiment, type Scenario } from './scenario.js';
-import { startSession, type RunningSession, type StorageState } from './session.js';
-import { fixed } from './stats.js';
-import { createTopology, destroyTopology, measureIdleRtt, setBottleneckQueue, setServerTrains, type DelayLineStats, type IdleRtt, type Topology } from './topology.js';
-import { calibrateTraceLink, longestOutage, opportunitySchedule, readTrace, restartTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from './trace-link.js';
-import { compactTelemetry, videoMetrics } from './video-metrics.js';
-import { phaseWindows } from './windows.js';
-import { traceCapacity, traceSpanS } from './delay-by-capacity.js';
+import { writeReportFromDir } from './write-report.js';
+import { summaries, type LabResult, type TrialMetrics, type TrialRecord } from '../analysis/result.js';
+import { baseExperiment, bdpBytes, experimentArms, linkRateMbps, queueBytes, traceStartS, type Experiment, type Scenario } from '../scenario/scenario.js';
+import { startSession, type BrowserSessionResult, type RunningSession, type StorageState } from './session.js';
+import { fixed } from '../analysis/stats.js';
+import type { DelayLineStats, SessionResult } from '../analysis/records.js';
+import { createTopology, destroyTopology, measureIdleRtt, setBottleneckQueue, setServerTrains, type IdleRtt, type Topology } from './topology.js';
+import { longestOutage, opportunitySchedule, readTrace, resumeAfterOutage, scheduleText, type OpportunitySchedule } from '../scenario/trace.js';
+import { calibrateTraceLink, restartTrace } from './trace-link.js';
+import { compactTelemetry, videoMetrics } from '../analysis/video-metrics.js';
+import { phaseWindows } from '../analysis/windows.js';
+import { traceCapacity, traceSpanS } from '../analysis/delay-by-capacity.js';
 import { chromiumTrustArgs, makeLabCertificate, type LabCertificate } from './lab-tls.js';
 import { NEIGHBOUR_VIDEO_PORT, PLAYER_DIST, SERVER_LAUNCHERS, startVideoServer, stopVideoServer, VIDEO_PORT, type VideoServer } from './video-server.js';
-
-/** The result's types live in result.ts (the report reads them too); re-exported for the tests. */
-export type { LabResult, TrialMetrics, TrialRecord } from './result.js';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -192,15 +194,16 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
       record.neighbourRaw = await running.finish(window);
       running = null;
     }
-    if (neighbourSession) record.neighbourSession = await neighbourSession.finish();
-    record.session = await session.finish();
+    if (neighbourSession) record.neighbourSession = recorded(await neighbourSession.finish());
+    const finished = await session.finish();
     session = null;
-    if (perArm && record.session.storageState) ctx.armStorage.set(arm, record.session.storageState);
+    record.session = recorded(finished);
+    if (perArm && finished.storageState) ctx.armStorage.set(arm, finished.storageState);
   } catch (err) {
     record.error = (err as Error).message.split('\n')[0] ?? String(err);
   } finally {
     if (running) await running.finish({ startMs: originMs, endMs: Date.now(), startS: 0, endS: 0 }).catch(() => null);
-    if (session) record.session = await session.finish().catch(() => null);
+    if (session) record.session = await session.finish().then(recorded, () => null);
     await browser?.close().catch(() => {});
     await neighbourBrowser?.close().catch(() => {});
     undefer();
@@ -219,9 +222,12 @@ async function runSession(ctx: RunContext, trial: number, n: Experiment, arm: Ar
     const topBitrateKbps = Math.max(...ctx.media.sidecar.representations.map((r) => r.bitrateKbps));
     record.windows = phaseWindows(record, { maxBufferS: s.player.maxBufferS, fraction, playS, topBitrateKbps, rateMbps: linkRateMbps(s.link) });
   }
-  // The browser storage is carried in memory only; result.json keeps the measurements.
-  for (const r of [record.session, record.neighbourSession]) if (r) delete r.storageState;
   return record;
+}
+
+/** A session as result.json keeps it: the browser storage is carried in memory only. */
+function recorded({ storageState: _, ...session }: BrowserSessionResult): SessionResult {
+  return session;
 }
 
 function describe(r: TrialRecord): string {

@@ -5,7 +5,9 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Arm, SessionQoE } from '@sammy/player/abr';
-import { LabError, sleep } from './processes.js';
+import type { SessionResult } from '../analysis/records.js';
+import { LabError } from '../lab-error.js';
+import { sleep } from './processes.js';
 
 export interface SessionOptions {
   baseUrl: string;
@@ -25,20 +27,8 @@ export interface SessionOptions {
 
 export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
 
-export interface SessionResult {
-  arm: Arm;
-  url: string;
-  /** Epoch ms when the autoplaying page was requested (the play request). */
-  originMs: number;
-  /** Epoch ms when the first frame was seen (null if it never was). */
-  playbackStartMs: number | null;
-  qoe: SessionQoE | null;
-  /** The page's full player config (`window.sammy.config()`). */
-  playerConfig: Record<string, unknown> | null;
-  /** [s since origin, buffer ahead of the playhead (s), playhead (s)]. */
-  buffer: Array<[number, number, number]>;
-  pageErrors: string[];
-  /** The browser storage at the end (the player history it leaves for the arm's next session). */
+/** A browser session's result, with the browser storage it ended with (the player history it leaves for the arm's next session; not written to the result). */
+export interface BrowserSessionResult extends SessionResult {
   storageState?: StorageState;
 }
 
@@ -46,7 +36,7 @@ export interface RunningSession {
   readonly originMs: number;
   /** Resolves with the epoch ms of the first frame; rejects after the startup timeout. */
   playbackStart: Promise<number>;
-  finish(): Promise<SessionResult>;
+  finish(): Promise<BrowserSessionResult>;
 }
 
 declare global {

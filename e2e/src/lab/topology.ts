@@ -12,6 +12,7 @@
  * from a user-space delay line (labtools delay): each direction is routed into its
  * own TUN device by input interface, held for half the RTT, and written back.
  */
+import type { DelayLineStats } from '../analysis/records.js';
 import { createNamespace, deleteNamespace, netnsExec, newStem } from './netns.js';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,30 +43,6 @@ export const ADDRESSES = {
 
 /** Interface names live inside each namespace, so they need not be unique on the host. */
 const DEV = { server: 's0', routerToServer: 'rs', routerToClient: 'rc', client: 'c0', delayDown: 'dl-down', delayUp: 'dl-up' } as const;
-
-export interface DelayLineStats {
-  down: DirectionStats;
-  up: DirectionStats;
-}
-export interface DirectionStats {
-  delayMs: number;
-  /** Trace mode (downlink of a trace link): the bottleneck queue in the delay line. */
-  trace?: {
-    queueLimitBytes: number;
-    maxQueuedBytes: number;
-    dropsQueue: number;
-    servedBytes: number;
-    opportunities: number;
-    unusedOpportunities: number;
-    restarts: number;
-  };
-  packets: number;
-  bytes: number;
-  dropsFull: number;
-  writeErrors: number;
-  maxQueued: number;
-  latenessUs: { p50: number; p99: number; p999: number; max: number };
-}
 
 export interface IdleRtt {
   minMs: number;

@@ -12,10 +12,11 @@ import { NGINX_CLI, nginxUnavailableReason } from '@sammy/nginx/nginx';
 import { SERVER_CLI, startServer, type Managed } from '@sammy/server/process';
 import { readTelemetry, type ResponseTelemetry } from '@sammy/server/telemetry';
 import { netnsExec } from './netns.js';
-import { REPO_DIR } from './paths.js';
-import { LabError, stop } from './processes.js';
+import { REPO_DIR } from '../paths.js';
+import { LabError } from '../lab-error.js';
+import { stop } from './processes.js';
+import type { ServerKind, ServerProtocol } from '../scenario/server-kinds.js';
 import type { LabCertificate } from './lab-tls.js';
-import type { ServerKind, ServerProtocol } from './server-kinds.js';
 import { ADDRESSES, type Topology } from './topology.js';
 
 /** The built player page (`npm run build -w @sammy/player`); SAMMY_LAB_PLAYER_DIR serves another build. */

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codeVersion } from '../../src/lab/code-version.js';
-import { codeText } from '../../src/lab/report.js';
+import { codeText } from '../../src/analysis/report.js';
 
 const git = (dir: string, ...args: string[]) => {
   const r = spawnSync('git', ['-C', dir, '-c', 'user.name=lab test', '-c', 'user.email=lab@test.invalid', ...args], { encoding: 'utf8' });

@@ -1,4 +1,5 @@
-import { cpuBound, cpuMetrics, cpuShare, parseProcStat } from '../../src/lab/cpu-monitor.js';
+import { cpuBound, cpuMetrics } from '../../src/analysis/cpu-samples.js';
+import { cpuShare, parseProcStat } from '../../src/lab/cpu-monitor.js';
 
 describe('CPU load', () => {
   const before = 'cpu  1000 500 300 2000 100 0 50 0 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\nintr 1\n';

@@ -6,8 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildLabtools, gccUnavailableReason, traceSim } from '../../src/lab/native.js';
-import { loadScenario } from '../../src/lab/scenario.js';
-import { capacityPerBin, OPPORTUNITY_BYTES, opportunitySchedule, readTrace, scheduleText, type OpportunitySchedule } from '../../src/lab/trace-link.js';
+import { loadScenario } from '../../src/scenario/scenario.js';
+import { capacityPerBin, OPPORTUNITY_BYTES, opportunitySchedule, readTrace, scheduleText, type OpportunitySchedule } from '../../src/scenario/trace.js';
 
 const reason = gccUnavailableReason();
 const dir = mkdtempSync(join(tmpdir(), 'sammy-tracesim-'));

@@ -1,13 +1,13 @@
-import type { ResponseTelemetry } from '@sammy/server/telemetry';
+import { parseTelemetry, type ResponseTelemetry } from '@sammy/server/telemetry';
 import type { SessionQoE } from '@sammy/player/abr';
-import { flowThroughputMbps } from '../../src/lab/designs/common.js';
-import { neighbourMetrics, parseHttpLines, parseTcpLines, parseUdpLines, tcpThroughputMbps } from '../../src/lab/neighbours.js';
+import { flowThroughputMbps } from '../../src/designs/common.js';
+import { parseHttpLines, parseTcpLines, parseUdpLines } from '../../src/lab/neighbours.js';
+import { neighbourMetrics, tcpThroughputMbps } from '../../src/scenario/neighbour-kinds.js';
 import { ownerPid } from '../../src/lab/netns.js';
 import { parseTcQdisc } from '../../src/lab/queue-monitor.js';
 import { armOrder } from '../../src/lab/runner.js';
 import { parsePingSummary } from '../../src/lab/topology.js';
-import { compactTelemetry, linkThroughputSeries, throughputSeries, videoMetrics } from '../../src/lab/video-metrics.js';
-import { parseTelemetry } from '@sammy/server/telemetry';
+import { compactTelemetry, linkThroughputSeries, throughputSeries, videoMetrics } from '../../src/analysis/video-metrics.js';
 
 describe('neighbour output parsing and metrics', () => {
   test('UDP: one-way delay from send and kernel receive timestamps, loss from the sent count', () => {

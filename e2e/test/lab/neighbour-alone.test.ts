@@ -9,10 +9,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gccUnavailableReason } from '../../src/lab/native.js';
-import { neighbourAloneDelays, udpSendGrid, type AloneDelays } from '../../src/lab/neighbour-alone.js';
-import type { UdpRaw } from '../../src/lab/neighbours.js';
-import { renderReport } from '../../src/lab/report.js';
-import type { LabResult, TrialRecord } from '../../src/lab/result.js';
+import type { AloneDelays } from '../../src/analysis/delay-by-capacity.js';
+import { renderReport, reportModel } from '../../src/analysis/report.js';
+import { sectionOf } from '../../src/analysis/report-markdown.js';
+import { neighbourAloneDelays, udpSendGrid } from '../../src/lab/neighbour-alone.js';
+import type { UdpRaw } from '../../src/scenario/neighbour-kinds.js';
+import type { LabResult, TrialRecord } from '../../src/analysis/result.js';
 
 const reason = gccUnavailableReason();
 const dir = mkdtempSync(join(tmpdir(), 'sammy-alone-test-'));
@@ -101,14 +103,16 @@ test("the send grid: every 20 ms from the first received datagram to the last, t
     r.config.media = { rungsKbps: [] };
     const alone = await neighbourAloneDelays(r);
     const md = renderReport(r, { neighbourAlone: alone }).markdown;
+    const { model } = reportModel(r, { neighbourAlone: alone });
     const a = LINE_DELAY_MS + 314 / 51;
-    expect(md).toContain("### What the video added to the neighbour's delay");
+    expect(sectionOf(model, 'alone')!.blocks[0]).toEqual({ lines: [{ prose: 'neighbourAlone', slots: { lineDelayMs: 20 } }] });
     // No session ran without a neighbour, so the summary's video metrics are every session's, and it says so.
-    expect(md).toContain('Video metrics come from every session (this run had no experiment without a neighbour)');
+    expect(sectionOf(model, 'summary')!.blocks[0]).toMatchObject({ lines: [{ prose: 'videoFromAll' }, {}] });
     // Added: control 50 - a and 60 - a; sammy 40 - a twice; paired: -10 and -20.
     expect(md).toContain('| added by the video (ms) |');
     expect(md).toContain(`| the neighbour alone, replayed (ms) | ${a.toFixed(2)} [${a.toFixed(2)}, ${a.toFixed(2)}] (n=2) | ${a.toFixed(2)} [${a.toFixed(2)}, ${a.toFixed(2)}] (n=2) |`);
     expect(md).toMatch(/\| udp neighbour[^|]*\| -15\.00 \[[-\d.]+, [-\d.]+\] \(n=2\); lower 2, higher 0 \|/);
-    expect(renderReport(r, { neighbourAlone: { unavailable: 'its trace file was not found unchanged' } }).markdown).toContain('Not available: its trace file was not found unchanged.');
+    const unavailable = reportModel(r, { neighbourAlone: { unavailable: 'its trace file was not found unchanged' } }).model;
+    expect(sectionOf(unavailable, 'alone')!.blocks).toEqual([{ lines: [{ prose: 'notAvailable', slots: { reason: 'its trace file was not found unchanged' } }] }]);
   });
 });

@@ -2,9 +2,11 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Managed } from '../../src/lab/processes.js';
-import { parseDelaySamples, queueDelayMsOf, startDelayLineQueueMonitor } from '../../src/lab/queue-monitor.js';
-import { bdpBytes, linkRateMbps, loadScenario, parseScenario, queueBytes, traceStartS, withOverrides } from '../../src/lab/scenario.js';
-import { capacityPerBin, correlation, cumulativeAt, longestOutage, opportunitySchedule, outages, readTrace, restartTrace, resumeAfterOutage, scheduleText, traceFidelity } from '../../src/lab/trace-link.js';
+import { queueDelayMsOf } from '../../src/analysis/queue-samples.js';
+import { parseDelaySamples, startDelayLineQueueMonitor } from '../../src/lab/queue-monitor.js';
+import { bdpBytes, linkRateMbps, loadScenario, parseScenario, queueBytes, traceStartS, withOverrides } from '../../src/scenario/scenario.js';
+import { restartTrace } from '../../src/lab/trace-link.js';
+import { capacityPerBin, correlation, cumulativeAt, longestOutage, opportunitySchedule, outages, readTrace, resumeAfterOutage, scheduleText, traceFidelity } from '../../src/scenario/trace.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sammy-trace-'));
 function file(name: string, text: string): string {

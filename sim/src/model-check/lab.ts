@@ -1,7 +1,7 @@
 /**
  * Reads a lab run's `result.json.gz` (e2e/results/RUN/) for the neighbour model check:
  * only the fields the check needs, typed here, checked as they are read. The lab's own
- * types live in e2e/src/lab/result.ts; the simulator does not import the lab.
+ * types live in e2e/src/analysis/result.ts; the simulator does not import the lab.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -88,7 +88,7 @@ function traceFileOf(link: Json, where: string): string {
   return path;
 }
 
-/** The telemetry row's columns (e2e/src/lab/video-metrics.ts `compactTelemetry`): rtp and applied rate. */
+/** The telemetry row's columns (e2e/src/analysis/video-metrics.ts `compactTelemetry`): rtp and applied rate. */
 const ROW_RTP = 8;
 const ROW_APPLIED = 9;
 
