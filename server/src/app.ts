@@ -2,7 +2,7 @@
 // or listen on port 0; the CLI listens on the configured address).
 import fastifyCors from '@fastify/cors';
 import { CMCD_HEADER_FIELDS } from '@svta/cml-cmcd';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import pino, { type DestinationStream } from 'pino';
 import { errorResponseBody, rawErrorResponse } from './errors.js';
@@ -168,6 +168,14 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
   // error goes out in one shape (errors.ts), never with the error's own message,
   // which may quote the request.
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, request, reply) => {
+    if (clientLeft(request, reply)) {
+      // Not the server's failure: the client reset a connection (or an HTTP/2 stream)
+      // whose response had not started, and its body stream was cut. Its
+      // "media response" line already says aborted; nothing is answered.
+      request.log.debug({ code: err.code, url: request.url.slice(0, 200) }, 'client left before its response');
+      sendError(reply, 500);
+      return;
+    }
     const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status >= 500) {
       metrics.errors.inc({ kind: 'server' });
@@ -236,6 +244,12 @@ async function startSender(options: ServerOptions, deps: AppDependencies, log: F
     log.warn({ reason }, `zero-copy sender unavailable, bodies take the stream path: ${reason}`);
     return null;
   }
+}
+
+/** The connection (or HTTP/2 stream) the response would go out on is gone. */
+function clientLeft(request: FastifyRequest, reply: FastifyReply): boolean {
+  const stream = (reply.raw as { stream?: { destroyed?: boolean } }).stream;
+  return request.raw.socket?.destroyed === true || reply.raw.destroyed || stream?.destroyed === true;
 }
 
 function sendError(reply: FastifyReply, status: number, code?: string, message?: string): void {
