@@ -132,6 +132,12 @@ export function readRateRequest(headers: IncomingHttpHeaders, rawQuery: string, 
   return rateFrom(queryPayloads, 'query', maxBytes);
 }
 
+/** The query string of a request URL (`?CMCD=...` is read from it), without the `?`. */
+export function rawQueryOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? '' : url.slice(q + 1);
+}
+
 /** The rate actually applied: the request clamped to the server's [min, max] (kbps). */
 export function clampRateKbps(rtpKbps: number, minRateKbps: number, maxRateKbps: number): number {
   return Math.min(maxRateKbps, Math.max(minRateKbps, rtpKbps));

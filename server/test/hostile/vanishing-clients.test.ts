@@ -3,26 +3,17 @@
 // connection that dies idle or while a paced tail drains. Whatever the order, every
 // response's pacing state ends: activeResponses, timers, sockets and file
 // descriptors return to their baseline, and the next request is served at once.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { loadSocketControl } from '../../src/socket.js';
-import { activeResources, makeSelfSignedCert, MB, opensslMissing, metricValue, randomFile, makeDir, removeDir, sleep, startServer, timedGet, waitFor, type RunningServer } from '../helpers.js';
+import { activeResources, makeSelfSignedCert, MB, openFds, opensslMissing, metricValue, randomFile, makeDir, removeDir, sleep, startServer, timedGet, waitFor, type RunningServer } from '../helpers.js';
 
 const SEGMENT_BYTES = 200_000;
 const BIG_BYTES = 4 * MB;
 
 type Leave = 'fin' | 'rst';
-
-/** Open file descriptors of this process (Linux; null elsewhere). */
-function openFds(): number | null {
-  try {
-    return readdirSync('/proc/self/fd').length;
-  } catch {
-    return null;
-  }
-}
 
 function leave(socket: net.Socket, how: Leave): void {
   if (how === 'rst') socket.resetAndDestroy();
