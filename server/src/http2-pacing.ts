@@ -151,7 +151,8 @@ export class Http2Pacing {
   onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, mediaRoute: boolean): unknown {
     const stream = (reply.raw as unknown as Http2ServerResponse).stream;
     const session = stream?.session;
-    if (stream === undefined || session === undefined || stream.destroyed) return payload;
+    // A stream the client has reset already (its RST came with the request) gets nothing.
+    if (stream === undefined || session === undefined || stream.destroyed || stream.closed) return payload;
     const media = mediaRoute && reply.statusCode < 400;
     const hasBody = media
       ? request.method === 'GET' && (reply.statusCode === 200 || reply.statusCode === 206) && isReadable(payload)

@@ -70,10 +70,13 @@ export interface ResponseTelemetry {
   remotePort: number | null;
   /** The client went away (or the stream failed) before the last byte. */
   aborted: boolean;
-  /** `http/1.1` or `h2` (ALPN's names); with `h2` the TCP fields are the connection's, which its streams share. */
-  protocol: HttpProtocol;
-  /** The HTTP/2 stream's id; null over HTTP/1.1. */
-  streamId: number | null;
+  /**
+   * `http/1.1` or `h2` (ALPN's names); with `h2` the TCP fields are the connection's,
+   * which its streams share. Absent from the edge's lines (nginx writes its own).
+   */
+  protocol?: HttpProtocol;
+  /** The HTTP/2 stream's id; null over HTTP/1.1; absent from the native servers' lines. */
+  streamId?: number | null;
   /** Why CMCD was ignored or what was noted about it. */
   cmcdProblem: string | null;
   /** The spiral guard's floor for this response (kbps); null when the guard is off, the response unpaced, or the request has no `tb`/`br`. */

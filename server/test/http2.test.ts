@@ -232,6 +232,22 @@ describeH2('HTTP/2 (--http2): streams share their connection by the sum of their
     expect(unsatisfiable.status).toBe(416);
   });
 
+  test('a header block over the limit resets its stream; 100 streams cancelled at once leave no state; the session serves on', async () => {
+    const oversized = session.request({ ':path': '/media/one.m4s', 'x-big': 'a'.repeat(20_000) });
+    oversized.on('error', () => undefined);
+    oversized.end();
+    await new Promise((resolve) => oversized.once('close', resolve));
+    expect(oversized.rstCode).toBe(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    for (let i = 0; i < 100; i++) {
+      const stream = session.request({ ':path': '/media/one.m4s', ...rtp(8000) });
+      stream.on('error', () => undefined);
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+    }
+    const after = await h2Get(session, '/media/one.m4s');
+    expect([after.status, after.bytes]).toEqual([200, MB]);
+    await waitFor(() => (server.app.sammy.http2Pacing!.activeStreams === 0 ? true : null));
+  });
+
   test.each([
     ['rtp=abc', /rtp/],
     ['rtp=-1', /rtp/],
