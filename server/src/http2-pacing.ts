@@ -330,13 +330,14 @@ export class Http2Pacing {
   #left(s: StreamResponse, info: TcpInfo | null): void {
     s.capInfo = info;
     this.#dropShare(s);
-    if (s.releaseTail !== null) {
+    const release = s.releaseTail;
+    s.releaseTail = null;
+    if (release !== null && !s.stream.destroyed) {
       s.phase = 'tailDue';
-      const release = s.releaseTail;
-      s.releaseTail = null;
       // The line is written when the stream closes, after the byte.
       return release();
     }
+    release?.();
     this.#finish(s);
   }
 
@@ -346,12 +347,20 @@ export class Http2Pacing {
     this.#updateCap(connection);
   }
 
-  /** The stream closed: by a reset (or its session's end) before its body was handed over, it is aborted. */
+  /**
+   * The stream closed. Before its body was handed over (a reset, its session's end) it
+   * is aborted; what it had given the kernel still leaves, so on a live connection it
+   * keeps its share until those bytes have left, as a finished stream does.
+   */
   #onStreamClose(s: StreamResponse): void {
     if (s.phase === 'done') return;
-    const reset = s.stream.rstCode !== undefined && s.stream.rstCode !== 0;
-    if (s.phase === 'sending' && (reset || s.hasBody)) s.aborted = true;
-    if (s.phase === 'leaving' && !s.connection.session.destroyed) return;
+    const live = !s.connection.session.destroyed;
+    if (s.phase === 'sending') {
+      const reset = s.stream.rstCode !== undefined && s.stream.rstCode !== 0;
+      if (reset || s.hasBody) s.aborted = true;
+      if (s.hasBody && live) return this.#startLeaving(s);
+    }
+    if (s.phase === 'leaving' && live) return;
     this.#finish(s);
   }
 
