@@ -37,7 +37,8 @@ export interface RateRequest extends StreamBitrates {
 }
 
 const NO_STREAM: StreamBitrates = { topBitrateKbps: null, bitrateKbps: null, declaredFloorKbps: null };
-const NO_REQUEST: RateRequest = { rtpKbps: null, ...NO_STREAM, source: null, problem: null };
+/** A request that carried no CMCD. */
+export const NO_REQUEST: RateRequest = { rtpKbps: null, ...NO_STREAM, source: null, problem: null };
 
 /**
  * A bitrate key's value in kbps: a positive number (CMCD v1), or the largest number of

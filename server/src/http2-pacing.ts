@@ -21,7 +21,7 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Http2ServerResponse, Http2Session, ServerHttp2Stream } from 'node:http2';
 import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
-import { rawQueryOf, readRateRequest, type RateRequest } from './cmcd.js';
+import { NO_REQUEST, rawQueryOf, readRateRequest, type RateRequest } from './cmcd.js';
 import type { ServerMetrics } from './metrics.js';
 import type { ServerOptions } from './options.js';
 import { socketFd, UNLIMITED_PACING_RATE, type SocketControl } from './socket.js';
@@ -161,7 +161,7 @@ export class Http2Pacing {
     const connection = this.#connectionOf(session);
     const fd = socketFd(session.socket);
     const start = fd === null ? null : this.#ctx.control.readTcpInfo(fd);
-    const rate = media ? this.#readRate(request) : { rtpKbps: null, topBitrateKbps: null, bitrateKbps: null, declaredFloorKbps: null, source: null, problem: null };
+    const rate = media ? this.#readRate(request) : NO_REQUEST;
     const s: StreamResponse = {
       request,
       stream,
@@ -367,7 +367,6 @@ export class Http2Pacing {
   /** Ends the stream's hold on its connection: removes its share and writes its line. */
   #finish(s: StreamResponse): void {
     if (s.phase === 'done') return;
-    const wasTailDue = s.phase === 'tailDue';
     s.phase = 'done';
     this.#dropShare(s);
     if (s.releaseTail !== null) {
@@ -384,8 +383,8 @@ export class Http2Pacing {
     if (!s.media) return;
     const fd = socketFd(s.connection.session.socket);
     const readInfo = (fd === null ? null : this.#ctx.control.readTcpInfo(fd)) ?? s.capInfo;
-    const capInfo = wasTailDue || s.capInfo !== null ? s.capInfo : null;
-    const end = readInfo !== null && capInfo !== null ? { ...readInfo, maxPacingRateBytesPerS: capInfo.maxPacingRateBytesPerS } : readInfo;
+    // The line reports the cap the stream was sent under, read before its share ended.
+    const end = readInfo !== null && s.capInfo !== null ? { ...readInfo, maxPacingRateBytesPerS: s.capInfo.maxPacingRateBytesPerS } : readInfo;
     const durationMs = performance.now() - s.startMs;
     const bytes = s.counter?.bytes ?? 0;
     this.#record(s, bytes, durationMs);
