@@ -2,14 +2,15 @@
 // or listen on port 0; the CLI listens on the configured address).
 import fastifyCors from '@fastify/cors';
 import { CMCD_HEADER_FIELDS } from '@svta/cml-cmcd';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import pino, { type DestinationStream } from 'pino';
 import { errorResponseBody, rawErrorResponse } from './errors.js';
 import { readKernelTsoSettings, DeviceGsoTable } from './kernel-settings.js';
-import { mediaPlugin } from './media.js';
+import { MEDIA_PREFIX, mediaPlugin } from './media.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
 import { resolveServerOptions, type ServerOptions, type ServerOptionsInput } from './options.js';
+import { Http2Pacing, isHttp2Request } from './http2-pacing.js';
 import { PacingController } from './pacing.js';
 import { BodySender } from './body-sender.js';
 import { ServerError } from './errors.js';
@@ -35,6 +36,8 @@ export interface AppDependencies {
 export interface SammyDecorations {
   options: ServerOptions;
   pacing: PacingController;
+  /** HTTP/2 streams' pacing (--http2); null without it. */
+  http2Pacing: Http2Pacing | null;
   socketControl: SocketControl;
   metrics: ServerMetrics;
   /** The zero-copy path's sender thread; null when every body streams. */
@@ -120,12 +123,11 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
       request.log.info({ code: err.code }, 'refused request path');
       sendError(reply, 400, 'SAMMY_BAD_PATH', 'malformed URL');
     },
-    // fastify hands `http` only to a plain server: over TLS the same limits go with the
-    // certificate, and a handshake gets no longer than a request head (slowloris).
-    ...(options.tls === null
-      ? { http: httpOptions }
-      : { https: { ...httpOptions, ...readTlsCredentials(options.tls), handshakeTimeout: limits.headersTimeoutMs } }),
+    ...transportOptions(options, httpOptions),
   }) as unknown as FastifyInstance;
+  // fastify sets these only on an HTTP/1.1 server; an HTTP/2 server serves HTTP/1.1
+  // connections by them too.
+  if (options.http2) Object.assign(app.server, { ...httpOptions, keepAliveTimeout: limits.keepAliveTimeoutMs });
   // A failed handshake (plain HTTP to the TLS port, a bad client hello, a timeout):
   // Node closes the connection; it is counted so a scraper can see it.
   app.server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
@@ -144,12 +146,34 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     devices: new DeviceGsoTable(),
     sender,
   });
-  app.decorate('sammy', { options, pacing, socketControl, metrics, sender });
+  const http2Pacing = options.http2 ? new Http2Pacing({ options, control: socketControl, metrics, log: app.log }) : null;
+  app.decorate('sammy', { options, pacing, http2Pacing, socketControl, metrics, sender });
   // Before connections are cut, while their TCP_INFO is still readable.
   app.addHook('preClose', (done) => {
     pacing.finishAll();
+    http2Pacing?.finishAll();
     done();
   });
+  if (http2Pacing !== null) {
+    // Every HTTP/2 response, not only media: one without a rate lifts its connection's cap while it sends.
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (!isHttp2Request(request)) return done(null, payload);
+      let body: unknown = payload;
+      try {
+        body = http2Pacing.onSend(request, reply, payload, request.routeOptions.url === `${MEDIA_PREFIX}*`);
+      } catch (err) {
+        // A pacing fault must never cost the client its response: send it unpaced.
+        metrics.errors.inc({ kind: 'server' });
+        request.log.error({ err }, 'HTTP/2 pacing failed; sending unpaced');
+      }
+      done(null, body);
+    });
+    // A client that breaks the protocol (bad frames, floods): nghttp2 ends its session.
+    app.server.on('sessionError', (err: NodeJS.ErrnoException) => {
+      metrics.errors.inc({ kind: 'client' });
+      logger.debug({ code: err.code }, 'HTTP/2 session failed');
+    });
+  }
   // After the connections are closed (their transfers aborted), before the log.
   app.addHook('onClose', async () => {
     await sender?.stop();
@@ -168,6 +192,14 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
   // error goes out in one shape (errors.ts), never with the error's own message,
   // which may quote the request.
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, request, reply) => {
+    if (clientLeft(request, reply)) {
+      // Not the server's failure: the client reset a connection (or an HTTP/2 stream)
+      // whose response had not started, and its body stream was cut. Its
+      // "media response" line already says aborted; nothing is answered.
+      request.log.debug({ code: err.code, url: request.url.slice(0, 200) }, 'client left before its response');
+      sendError(reply, 500);
+      return;
+    }
     const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status >= 500) {
       metrics.errors.inc({ kind: 'server' });
@@ -201,8 +233,9 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
     spiralGuard: options.spiralGuard,
     spiralGuardMultiplier: options.spiralGuardMultiplier,
     bodyPath: sender?.available === true ? 'sendfile' : 'stream',
-    activeResponses: pacing.activeResponses,
+    activeResponses: pacing.activeResponses + (http2Pacing?.activeStreams ?? 0),
     tls: options.tls !== null,
+    http2: options.http2,
     // Which process answered: with --workers N each connection has its own.
     pid: process.pid,
   }));
@@ -213,6 +246,25 @@ export async function buildApp(input: ServerOptionsInput, deps: AppDependencies 
   await app.register(mediaPlugin, { mediaDir: options.mediaDir, pacing, metrics, sender });
   await app.register(playerPlugin, { playerDir: options.playerDir, metrics });
   return app;
+}
+
+/**
+ * fastify's transport options. fastify hands `http` only to a plain server: over TLS
+ * the same limits go with the certificate, and a handshake gets no longer than a
+ * request head (slowloris). With --http2, HTTP/2 beside HTTP/1.1 (ALPN gives h2 to
+ * clients that offer it, every browser), with the same cap on a request's header block.
+ * (Typed loosely: fastify's overloads tie `http2: true` to its HTTP/2 types, which
+ * the rest of the app does not use.)
+ */
+function transportOptions(options: ServerOptions, httpOptions: object): object {
+  if (options.tls === null) return { http: httpOptions };
+  const https = { ...httpOptions, ...readTlsCredentials(options.tls), handshakeTimeout: options.limits.headersTimeoutMs };
+  if (!options.http2) return { https };
+  return {
+    http2: true,
+    http2SessionTimeout: options.limits.idleTimeoutMs,
+    https: { ...https, allowHTTP1: true, settings: { maxHeaderListSize: options.limits.maxHeaderBytes } },
+  };
 }
 
 /**
@@ -236,6 +288,12 @@ async function startSender(options: ServerOptions, deps: AppDependencies, log: F
     log.warn({ reason }, `zero-copy sender unavailable, bodies take the stream path: ${reason}`);
     return null;
   }
+}
+
+/** The connection (or HTTP/2 stream) the response would go out on is gone. */
+function clientLeft(request: FastifyRequest, reply: FastifyReply): boolean {
+  const stream = (reply.raw as { stream?: { destroyed?: boolean } }).stream;
+  return request.raw.socket?.destroyed === true || reply.raw.destroyed || stream?.destroyed === true;
 }
 
 function sendError(reply: FastifyReply, status: number, code?: string, message?: string): void {

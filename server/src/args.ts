@@ -9,7 +9,7 @@ export const USAGE = `usage: npm run serve -- --media DIR [--port ${DEFAULT_SERV
   [--spiral-guard on|off] [--spiral-guard-multiplier ${DEFAULT_SERVER_OPTIONS.spiralGuardMultiplier}]
   [--min-rate-kbps ${DEFAULT_SERVER_OPTIONS.minRateKbps}] [--max-rate-kbps ${DEFAULT_SERVER_OPTIONS.maxRateKbps}]
   [--log FILE] [--log-level fatal|error|warn|info|debug|silent] [--player DIR] [--cors-origin ORIGIN|*]
-  [--workers N (default: ${DEFAULT_SERVER_OPTIONS.workers}, the number of cores)] [--tls-cert FILE --tls-key FILE]`;
+  [--workers N (default: ${DEFAULT_SERVER_OPTIONS.workers}, the number of cores)] [--tls-cert FILE --tls-key FILE [--http2]]`;
 
 /** The flag that sets each option, so a refused value is reported as the user typed it. */
 export const FLAG_OF_OPTION: Record<string, string> = {
@@ -31,6 +31,7 @@ export const FLAG_OF_OPTION: Record<string, string> = {
   workers: '--workers',
   'tls.certFile': '--tls-cert',
   'tls.keyFile': '--tls-key',
+  http2: '--http2',
 };
 
 /** An error message in terms of the command line. */
@@ -89,6 +90,7 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
         workers: { type: 'string' },
         'tls-cert': { type: 'string' },
         'tls-key': { type: 'string' },
+        http2: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -117,6 +119,7 @@ export function parseCli(argv: string[], cwd = process.env['INIT_CWD'] ?? proces
   set('playerDir', userPath(values.player, cwd));
   set('corsOrigin', values['cors-origin']);
   set('workers', numberFlag('--workers', values.workers));
+  set('http2', values.http2);
   const [certFile, keyFile] = [values['tls-cert'], values['tls-key']];
   if ((certFile === undefined) !== (keyFile === undefined)) {
     throw new ServerError('SAMMY_SERVER_BAD_ARGS', `--tls-cert FILE and --tls-key FILE are given together\n${USAGE}`);

@@ -4,7 +4,7 @@
  *   [--burst-mode auto|app|kernel] [--body-path auto|sendfile|stream] [--pacing on|off] [--spiral-guard on|off] [--spiral-guard-multiplier X]
  *   [--min-rate-kbps N] [--max-rate-kbps N]
  *   [--log FILE] [--log-level info] [--player DIR] [--cors-origin ORIGIN|*]
- *   [--workers N] [--tls-cert FILE --tls-key FILE]
+ *   [--workers N] [--tls-cert FILE --tls-key FILE [--http2]]
  */
 import { buildApp } from './app.js';
 import { cliMessage, parseCli, USAGE } from './args.js';

@@ -37,7 +37,8 @@ export interface RateRequest extends StreamBitrates {
 }
 
 const NO_STREAM: StreamBitrates = { topBitrateKbps: null, bitrateKbps: null, declaredFloorKbps: null };
-const NO_REQUEST: RateRequest = { rtpKbps: null, ...NO_STREAM, source: null, problem: null };
+/** A request that carried no CMCD. */
+export const NO_REQUEST: RateRequest = { rtpKbps: null, ...NO_STREAM, source: null, problem: null };
 
 /**
  * A bitrate key's value in kbps: a positive number (CMCD v1), or the largest number of
@@ -130,6 +131,12 @@ export function readRateRequest(headers: IncomingHttpHeaders, rawQuery: string, 
   const queryPayloads = new URLSearchParams(rawQuery).getAll(CMCD_PARAM);
   if (queryPayloads.length === 0) return NO_REQUEST;
   return rateFrom(queryPayloads, 'query', maxBytes);
+}
+
+/** The query string of a request URL (`?CMCD=...` is read from it), without the `?`. */
+export function rawQueryOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? '' : url.slice(q + 1);
 }
 
 /** The rate actually applied: the request clamped to the server's [min, max] (kbps). */

@@ -4,6 +4,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { extname } from 'node:path';
 import type { BodySender } from './body-sender.js';
 import type { ServerMetrics } from './metrics.js';
+import { isHttp2Request } from './http2-pacing.js';
 import type { PacingController } from './pacing.js';
 import { socketFd } from './socket.js';
 import { pathAfter, sendFromDir } from './static-files.js';
@@ -54,6 +55,8 @@ function zeroCopyFor(request: FastifyRequest, sender: BodySender | null): boolea
 
 export const mediaPlugin: FastifyPluginAsync<MediaPluginOptions> = async (app, { mediaDir, pacing, metrics, sender }) => {
   app.addHook('onSend', (request, reply, payload, done) => {
+    // HTTP/2 streams are paced per connection, by the app's own hook (src/http2-pacing.ts).
+    if (isHttp2Request(request)) return done(null, payload);
     let body: unknown = payload;
     try {
       body = pacing.onSend(request, reply, payload);

@@ -14,6 +14,8 @@ export interface ServerMetrics {
   /** body_path: sendfile (the kernel from the file) or stream (through Node's buffers). */
   bodyResponses: Counter<'body_path'>;
   activeResponses: Gauge;
+  /** HTTP/2 streams holding pacing state (a share of their connection's cap, a line still to write). */
+  activeH2Streams: Gauge;
   requestedRateKbps: Histogram;
   achievedRateKbps: Histogram;
   achievedRatio: Histogram;
@@ -50,6 +52,11 @@ export function createMetrics(): ServerMetrics {
     activeResponses: new Gauge({
       name: 'sammy_media_responses_active',
       help: 'Media responses whose bytes have not all left the socket (each holds pacing state)',
+      registers,
+    }),
+    activeH2Streams: new Gauge({
+      name: 'sammy_h2_streams_active',
+      help: 'HTTP/2 streams whose bytes have not all left their connection (each holds a share of its cap)',
       registers,
     }),
     requestedRateKbps: new Histogram({

@@ -73,6 +73,12 @@ export interface ServerOptions {
   workers: number;
   /** `null`: plain HTTP; otherwise HTTP/1.1 over TLS with this PEM certificate chain and key. */
   tls: TlsFiles | null;
+  /**
+   * HTTP/2 over TLS beside HTTP/1.1 (ALPN picks; a client that does not offer h2 gets
+   * HTTP/1.1). Needs `tls`: browsers speak HTTP/2 only over TLS. Streams share their
+   * connection's cap (src/http2-pacing.ts).
+   */
+  http2: boolean;
   limits: ServerLimits;
 }
 
@@ -113,6 +119,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'mediaDir'> = {
   // process would leave the other cores idle (src/workers.ts).
   workers: availableParallelism(),
   tls: null,
+  http2: false,
   limits: DEFAULT_LIMITS,
 };
 
@@ -222,6 +229,8 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
   const bodyPath = oneOf('bodyPath', o.bodyPath, BODY_PATHS);
   // Over TLS Node encrypts every byte in user space: the kernel cannot send the file as it is.
   if (tls !== null && bodyPath === 'sendfile') throw invalidOption('bodyPath', bodyPath, 'auto or stream with --tls-cert/--tls-key (HTTPS bodies always stream)');
+  const http2 = onOff('http2', o.http2);
+  if (http2 && tls === null) throw invalidOption('http2', http2, 'false without --tls-cert/--tls-key (HTTP/2 is served over TLS only: give a certificate and its key)');
   return {
     mediaDir: directory('mediaDir', input.mediaDir),
     playerDir: resolve(nonEmptyString('playerDir', o.playerDir, 'a directory path')),
@@ -240,6 +249,7 @@ export function resolveServerOptions(input: ServerOptionsInput): ServerOptions {
     corsOrigin: checkCorsOrigin(o.corsOrigin),
     workers: integerIn('workers', o.workers, 1, MAX_WORKERS),
     tls,
+    http2,
     limits: limits(input.limits),
   };
 }

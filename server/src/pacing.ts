@@ -16,7 +16,7 @@ import { PassThrough, pipeline, type Readable } from 'node:stream';
 import type { BodySender } from './body-sender.js';
 import { BurstPacer } from './burst-pacer.js';
 import { APP_KERNEL_CAP_FACTOR, planBursts, predictKernelTrainPackets, type BurstPlan, type KernelTsoSettings } from './burst.js';
-import { clampRateKbps, readRateRequest, type RateRequest } from './cmcd.js';
+import { rawQueryOf, readRateRequest, type RateRequest } from './cmcd.js';
 import { DRAIN_POLL_MAX_MS, drainStep, MAX_DRAIN_STALL_MS, newDrainWatch, type DrainWatch } from './drain.js';
 import { FileBody } from './file-body.js';
 import type { DeviceGsoTable } from './kernel-settings.js';
@@ -24,7 +24,7 @@ import type { ServerMetrics } from './metrics.js';
 import type { ServerOptions } from './options.js';
 import { assertPhaseMove, type PhaseName } from './response-phase.js';
 import { socketFd, UNLIMITED_PACING_RATE, type SocketControl } from './socket.js';
-import { applyGuard, guardFloor, type GuardDecision } from './spiral-guard.js';
+import { appliedRateKbps, type GuardDecision } from './spiral-guard.js';
 import { TAIL_BYTES, TailGate } from './tail.js';
 import type { TcpInfo } from './tcpinfo.js';
 import { buildTelemetry, type BodyPath, type PacingOutcome } from './telemetry.js';
@@ -159,11 +159,6 @@ function isReadable(payload: unknown): payload is Readable {
  */
 function bodyHandedOver(response: MediaResponse): boolean {
   return response.reply.raw.writableFinished || response.fileBody?.complete === true;
-}
-
-function rawQueryOf(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? '' : url.slice(q + 1);
 }
 
 export class PacingController {
@@ -525,8 +520,7 @@ export class PacingController {
     if (!hasBody || rtpKbps === null) return UNPACED;
     if (!options.pacing) return { ...UNPACED, outcome: 'disabled' };
     if (socketFd(socket) === null || !control.available) return { ...UNPACED, outcome: 'unavailable' };
-    const guard = options.spiralGuard ? applyGuard(rtpKbps, guardFloor(rate, options.spiralGuardMultiplier)) : null;
-    const kbps = clampRateKbps(guard?.rateKbps ?? rtpKbps, options.minRateKbps, options.maxRateKbps);
+    const { rateKbps: kbps, guard } = appliedRateKbps(rtpKbps, rate, options);
     const bytesPerS = kbpsToBytesPerS(kbps);
     return { outcome: 'paced', appliedRateKbps: kbps, rateBytesPerS: bytesPerS, plan: this.#planFor(socket, start, bytesPerS), guard };
   }

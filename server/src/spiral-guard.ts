@@ -8,7 +8,7 @@
 // Shaka went from 1050 to 500 kbit/s in 27 s on loopback). A floor tied to the *top*
 // bitrate does not follow the player down, which is how Sammy's own pace avoids the
 // spiral (thesis 2.4.2).
-import { DECLARED_FLOOR_KEY, type StreamBitrates } from './cmcd.js';
+import { clampRateKbps, DECLARED_FLOOR_KEY, type StreamBitrates } from './cmcd.js';
 
 /**
  * The default multiple of `tb` (or `br`) below which no response is paced, for a
@@ -59,4 +59,18 @@ export interface GuardDecision {
 export function applyGuard(rtpKbps: number, floor: GuardFloor | null): GuardDecision {
   const raised = floor !== null && floor.floorKbps > rtpKbps;
   return { rateKbps: raised ? floor.floorKbps : rtpKbps, floor, raised };
+}
+
+/** The server's settings the rate of a paced response depends on (ServerOptions). */
+export interface RateSettings {
+  spiralGuard: boolean;
+  spiralGuardMultiplier: number;
+  minRateKbps: number;
+  maxRateKbps: number;
+}
+
+/** The rate a request with `rtpKbps` is paced at: raised to the guard's floor (when on), then clamped to [min, max]. */
+export function appliedRateKbps(rtpKbps: number, stream: StreamBitrates, settings: RateSettings): { rateKbps: number; guard: GuardDecision | null } {
+  const guard = settings.spiralGuard ? applyGuard(rtpKbps, guardFloor(stream, settings.spiralGuardMultiplier)) : null;
+  return { rateKbps: clampRateKbps(guard?.rateKbps ?? rtpKbps, settings.minRateKbps, settings.maxRateKbps), guard };
 }

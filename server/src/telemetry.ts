@@ -18,6 +18,9 @@ export type PacingOutcome =
   /** The request asked for a rate but setsockopt is unavailable or failed. */
   | 'unavailable';
 
+/** The HTTP version a response went out on, as ALPN names it. */
+export type HttpProtocol = 'http/1.1' | 'h2';
+
 /** How a media body reached the socket (README "Body path"). */
 export type BodyPath = 'sendfile' | 'stream';
 
@@ -67,6 +70,13 @@ export interface ResponseTelemetry {
   remotePort: number | null;
   /** The client went away (or the stream failed) before the last byte. */
   aborted: boolean;
+  /**
+   * `http/1.1` or `h2` (ALPN's names); with `h2` the TCP fields are the connection's,
+   * which its streams share. Absent from the edge's lines (nginx writes its own).
+   */
+  protocol?: HttpProtocol;
+  /** The HTTP/2 stream's id; null over HTTP/1.1; absent from the native servers' lines. */
+  streamId?: number | null;
   /** Why CMCD was ignored or what was noted about it. */
   cmcdProblem: string | null;
   /** The spiral guard's floor for this response (kbps); null when the guard is off, the response unpaced, or the request has no `tb`/`br`. */
@@ -87,6 +97,9 @@ export type TelemetryInputs = Pick<
   /** TCP_INFO when the response started and when it ended (null if unreadable). */
   start: TcpInfo | null;
   end: TcpInfo | null;
+  /** Default `http/1.1`, no stream id. */
+  protocol?: HttpProtocol;
+  streamId?: number;
 };
 
 /** The log line's fields (pino adds `time`, `msg` and `level`). */
@@ -118,6 +131,8 @@ export function buildTelemetry(i: TelemetryInputs): Omit<ResponseTelemetry, 'tim
     remoteAddress: i.remoteAddress,
     remotePort: i.remotePort,
     aborted: i.aborted,
+    protocol: i.protocol ?? 'http/1.1',
+    streamId: i.streamId ?? null,
     cmcdProblem: i.cmcdProblem,
     guardFloorKbps: i.guard?.floor?.floorKbps ?? null,
     guardBasis: i.guard?.floor?.basis ?? null,

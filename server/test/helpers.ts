@@ -1,7 +1,7 @@
 // Real sockets on 127.0.0.1, port 0: servers built with buildApp() and listening,
 // clients that time what they receive, and raw connections for hostile input.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -247,6 +247,15 @@ export function requestHead(path: string, extraHeaders = ''): string {
 }
 
 export { makeSelfSignedCert, opensslMissing, type SelfSignedCert } from '../bench/certificate.js';
+
+/** Open file descriptors of this process (Linux; null elsewhere). */
+export function openFds(): number | null {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return null;
+  }
+}
 
 /** Active handles and requests of this process by type (timers, sockets...). */
 export function activeResources(): Record<string, number> {

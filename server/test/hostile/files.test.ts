@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { errorResponseBody } from '../../src/errors.js';
 import { openRegularFile } from '../../src/static-files.js';
 import type { ServerOptionsInput } from '../../src/options.js';
-import { metricValue, randomFile, rawExchange, removeDir, requestHead, startServer, timedGet, type RunningServer } from '../helpers.js';
+import { makeSelfSignedCert, metricValue, opensslMissing, randomFile, rawExchange, removeDir, requestHead, startServer, timedGet, type RunningServer, type SelfSignedCert } from '../helpers.js';
 
 const SECRET = 'top-secret-outside-media';
 const SEGMENT_BYTES = 100_000;
@@ -104,26 +104,7 @@ describe('files the media folder holds but the server does not serve', () => {
   });
 
   test('a file swapped for a FIFO while requests for it run never hangs a request or the server', async () => {
-    // Another process swaps race.m4s between a regular file and a FIFO as fast as it can,
-    // so some requests pass the checks on the file and then meet the FIFO: both body
-    // paths open what they checked without blocking, and refuse what is not a file.
-    const dir = ctx.tree().mediaDir;
-    writeFileSync(join(dir, 'race-file.m4s'), randomFile(SEGMENT_BYTES));
-    // The loop ends on its own after 10 s, should the test die before it kills it.
-    const swapper = spawn('bash', ['-c', 'cd "$1"; while [ $SECONDS -lt 10 ]; do mkfifo f.tmp; mv -f f.tmp race.m4s; cp race-file.m4s s.tmp; mv -f s.tmp race.m4s; done', 'swap', dir], { stdio: 'ignore' });
-    try {
-      const answers: { status: number; bytes: number }[] = [];
-      const deadline = Date.now() + 3000;
-      while (Date.now() < deadline) {
-        const batch = await Promise.all(Array.from({ length: 8 }, () => timedGet(ctx.server().port, '/media/race.m4s', { timeoutMs: 5000 })));
-        answers.push(...batch.map((r) => ({ status: r.status, bytes: r.bytes })));
-      }
-      expect(answers.length).toBeGreaterThan(40);
-      // Each request ended: the whole file, or 404 when a FIFO (or no file) stood there.
-      expect(answers.filter((a) => !(a.status === 404 || (a.status === 200 && a.bytes === SEGMENT_BYTES)))).toEqual([]);
-    } finally {
-      swapper.kill('SIGKILL');
-    }
+    await raceAgainstFifo(ctx.tree().mediaDir, (path) => timedGet(ctx.server().port, path, { timeoutMs: 5000 }));
     await expectServedAtOnce(ctx.server());
   }, 20_000);
 
@@ -140,6 +121,56 @@ describe('files the media folder holds but the server does not serve', () => {
     expect(dirAlias.status).toBe(200);
     expect(dirAlias.bytes).toBe(1000);
   });
+});
+
+/**
+ * Another process swaps race.m4s between a regular file and a FIFO as fast as it can,
+ * so some requests pass the checks on the file and then meet the FIFO: every body
+ * path opens what it checked without blocking, and refuses what is not a file. Each
+ * request must end: the whole file, or 404 when a FIFO (or no file) stood there.
+ */
+async function raceAgainstFifo(dir: string, get: (path: string) => Promise<{ status: number; bytes: number }>, minAnswers = 40): Promise<void> {
+  writeFileSync(join(dir, 'race-file.m4s'), randomFile(SEGMENT_BYTES));
+  // The loop ends on its own after 10 s, should the test die before it kills it.
+  const swapper = spawn('bash', ['-c', 'cd "$1"; while [ $SECONDS -lt 10 ]; do mkfifo f.tmp; mv -f f.tmp race.m4s; cp race-file.m4s s.tmp; mv -f s.tmp race.m4s; done', 'swap', dir], { stdio: 'ignore' });
+  try {
+    const answers: { status: number; bytes: number }[] = [];
+    const deadline = Date.now() + 3000;
+    while (Date.now() < deadline) {
+      const batch = await Promise.all(Array.from({ length: 8 }, () => get('/media/race.m4s')));
+      answers.push(...batch.map((r) => ({ status: r.status, bytes: r.bytes })));
+    }
+    expect(answers.length).toBeGreaterThan(minAnswers);
+    expect(answers.filter((a) => !(a.status === 404 || (a.status === 200 && a.bytes === SEGMENT_BYTES)))).toEqual([]);
+  } finally {
+    swapper.kill('SIGKILL');
+  }
+}
+
+const tlsMissing = opensslMissing();
+if (tlsMissing !== null) console.log(`SKIP: the HTTPS case needs a certificate: ${tlsMissing}`);
+
+// Over TLS every body streams (Node encrypts it); the same server speaks HTTP/2 too.
+(tlsMissing === null ? describe : describe.skip)('a file swapped for a FIFO, over HTTPS (--http2 server, HTTP/1.1 by ALPN)', () => {
+  let tree: ReturnType<typeof makeTree>;
+  let server: RunningServer;
+  let cert: SelfSignedCert;
+  beforeAll(async () => {
+    tree = makeTree();
+    cert = makeSelfSignedCert(tree.root);
+    server = await startServer({ mediaDir: tree.mediaDir, http2: true, tls: { certFile: cert.certFile, keyFile: cert.keyFile } });
+  });
+  afterAll(async () => {
+    await server.close();
+    removeDir(tree.root);
+  });
+
+  test('never hangs a request or the server', async () => {
+    // A TLS handshake per request: fewer answers in the same time.
+    await raceAgainstFifo(tree.mediaDir, (path) => timedGet(server.port, path, { ca: cert.cert, timeoutMs: 5000 }), 16);
+    const res = await timedGet(server.port, '/media/seg.m4s', { ca: cert.cert });
+    expect([res.status, res.bytes]).toEqual([200, SEGMENT_BYTES]);
+  }, 20_000);
 });
 
 describe('one error shape, never echoing the request', () => {

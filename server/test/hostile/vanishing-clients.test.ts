@@ -3,24 +3,17 @@
 // connection that dies idle or while a paced tail drains. Whatever the order, every
 // response's pacing state ends: activeResponses, timers, sockets and file
 // descriptors return to their baseline, and the next request is served at once.
-import { readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
+import tls from 'node:tls';
 import { loadSocketControl } from '../../src/socket.js';
-import { activeResources, MB, metricValue, randomFile, makeDir, removeDir, sleep, startServer, timedGet, waitFor, type RunningServer } from '../helpers.js';
+import { activeResources, makeSelfSignedCert, MB, openFds, opensslMissing, metricValue, randomFile, makeDir, removeDir, sleep, startServer, timedGet, waitFor, type RunningServer } from '../helpers.js';
 
 const SEGMENT_BYTES = 200_000;
 const BIG_BYTES = 4 * MB;
 
 type Leave = 'fin' | 'rst';
-
-/** Open file descriptors of this process (Linux; null elsewhere). */
-function openFds(): number | null {
-  try {
-    return readdirSync('/proc/self/fd').length;
-  } catch {
-    return null;
-  }
-}
 
 function leave(socket: net.Socket, how: Leave): void {
   if (how === 'rst') socket.resetAndDestroy();
@@ -86,7 +79,7 @@ function baseline(): Baseline {
 }
 
 /** Waits (bounded) for pacing state, timers, sockets and descriptors to return to `before`; then asserts they did. */
-async function expectBackTo(server: RunningServer, before: Baseline, timeoutMs = 5000): Promise<void> {
+async function expectBackTo(server: RunningServer, before: Baseline, timeoutMs = 5000, ca?: Buffer): Promise<void> {
   const count = (r: Record<string, number>, type: string): number => r[type] ?? 0;
   const settled = (): boolean => {
     const now = activeResources();
@@ -106,7 +99,7 @@ async function expectBackTo(server: RunningServer, before: Baseline, timeoutMs =
   expect(count(now, 'TCPSocketWrap')).toBeLessThanOrEqual(count(before.resources, 'TCPSocketWrap'));
   const fds = openFds();
   if (fds !== null && before.fds !== null) expect(fds).toBeLessThanOrEqual(before.fds);
-  const metrics = await timedGet(server.port, '/metrics', { keepBody: true });
+  const metrics = await timedGet(server.port, '/metrics', { keepBody: true, ...(ca && { ca }) });
   expect(metricValue(metrics.body!.toString(), 'sammy_media_responses_active')).toBe(0);
 }
 
@@ -224,6 +217,62 @@ describe('a connection reset while pipelined responses wait behind a paced one',
     await expectStillServing(server);
   }, 30_000);
 });
+
+const tlsMissing = opensslMissing();
+if (tlsMissing !== null) console.log(`SKIP: the HTTPS case needs a certificate: ${tlsMissing}`);
+
+// Issue 41: such clients were logged as "request failed" at error level and counted as
+// server errors (a queued body cut by the reset reached fastify's error handler as a
+// premature close).
+describe.each([
+  ['HTTP', false],
+  ['HTTPS', true],
+] as const)('%s clients that pipeline media requests and then reset', (_name, useTls) => {
+  let mediaDir: string;
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    mediaDir = makeDir({ 'seg.m4s': randomFile(SEGMENT_BYTES), 'big.m4s': randomFile(BIG_BYTES) });
+    const tls = useTls && tlsMissing === null ? makeSelfSignedCert(mediaDir) : null;
+    server = await startServer({ mediaDir, logLevel: 'info', ...(tls && { tls: { certFile: tls.certFile, keyFile: tls.keyFile } }) });
+  });
+  afterAll(async () => {
+    await server.close();
+    removeDir(mediaDir);
+  });
+
+  (useTls && tlsMissing !== null ? test.skip : test)('are no server error: nothing at error level, sammy_errors_total{kind="server"} stays 0', async () => {
+    const before = baseline();
+    const heads = ['seg.m4s', 'big.m4s', 'seg.m4s', 'big.m4s', 'seg.m4s']
+      .map((f, i) => `GET /media/${f} HTTP/1.1\r\nHost: 127.0.0.1\r\n${i % 2 === 0 ? 'CMCD-Status: rtp=8000\r\n' : ''}\r\n`)
+      .join('');
+    // Resets 2-30 ms after the requests: mostly while the first response is being sent
+    // and the others wait behind it (where the errors were, 5-50 ms on this machine).
+    const resetAfterMs = [2, 5, 10, 15, 20, 30];
+    await inBatches(48, 1, (i) => pipelineAndReset(server.port, heads, resetAfterMs[i % resetAfterMs.length]!, useTls));
+    const ca = useTls ? readFileSync(join(mediaDir, 'server-cert.pem')) : undefined;
+    await expectBackTo(server, before, 5000, ca);
+    expect(server.logs.lines.filter((l) => (l['level'] as number) >= 50)).toEqual([]);
+    const metrics = await timedGet(server.port, '/metrics', { keepBody: true, ...(ca && { ca }) });
+    expect(metricValue(metrics.body!.toString(), 'sammy_errors_total{kind="server"}') ?? 0).toBe(0);
+  }, 30_000);
+});
+
+/** Writes every request head in one write, then resets the connection `afterMs` later. */
+function pipelineAndReset(port: number, heads: string, afterMs: number, useTls: boolean): Promise<void> {
+  return new Promise((resolve) => {
+    // Over TLS the reset goes on the TCP socket under it (a TLS socket cannot send one).
+    const tcp = net.connect(port, '127.0.0.1');
+    const socket = useTls ? tls.connect({ socket: tcp, rejectUnauthorized: false }) : tcp;
+    socket.once(useTls ? 'secureConnect' : 'connect', () => {
+      socket.write(heads);
+      setTimeout(() => tcp.resetAndDestroy(), afterMs);
+    });
+    for (const s of [tcp, socket]) s.on('error', () => undefined);
+    socket.on('data', () => undefined);
+    tcp.on('close', () => resolve());
+  });
+}
 
 describe('2,000 clients that vanish before the response: memory returns to the baseline', () => {
   let mediaDir: string;
