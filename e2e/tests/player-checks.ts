@@ -5,8 +5,10 @@
  * [min, max], the spiral guard on), read from `@sammy/server/options`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildPlayer } from '@sammy/player/build';
 import { expect, test } from '@playwright/test';
 import type { Browser } from 'playwright-core';
 import type { SessionQoE } from '@sammy/player/abr';
@@ -16,7 +18,7 @@ import { CMCDHeaderValidator } from '@montevideo-tech/cmcd-validator';
 import { CMCD_HEADERS } from '@sammy/player/cmcd-status';
 import { guardFloor } from '@sammy/server/spiral-guard';
 import { chromiumUnavailableReason } from '../src/browser.js';
-import { mediaDirFor } from '../src/lab/media.js';
+import { ensureLabMedia, mediaDirFor, type LabMedia } from '../src/lab/media.js';
 import type { PlayerSession, SessionRun, WireRequest } from '../src/player-loopback.js';
 
 /** Why a player spec cannot run here: no Chromium, or no ffmpeg to encode the fixture (unless it is cached). */
@@ -26,6 +28,15 @@ export function loopbackUnavailableReason(fixtureS: number): string | null {
   const cached = existsSync(join(mediaDirFor('lab', fixtureS), 'segments.json'));
   if (!cached && spawnSync('ffmpeg', ['-version'], { stdio: 'ignore' }).status !== 0) return 'ffmpeg not found, needed to encode the test video (sudo apt-get install -y ffmpeg)';
   return null;
+}
+
+/** A player spec's fixture: the lab's short video (encoded once, cached) and a work folder with the demo page built into `player/`. */
+export async function playerFixture(fixtureS: number, prefix: string): Promise<{ media: LabMedia; workDir: string; playerDir: string }> {
+  const media = await ensureLabMedia('lab', fixtureS, (line) => console.log(line));
+  const workDir = mkdtempSync(join(tmpdir(), prefix));
+  const playerDir = join(workDir, 'player');
+  await buildPlayer(playerDir);
+  return { media, workDir, playerDir };
 }
 
 /**

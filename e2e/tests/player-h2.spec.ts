@@ -6,17 +6,14 @@
  * stream's share ends, is never below that stream's own rate: the connection is paced
  * at the sum of its sending streams (docs/server-contract.md, HTTP/2).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import type { Browser } from 'playwright-core';
-import { buildPlayer } from '@sammy/player/build';
 import { launchChromium } from '../src/browser.js';
 import { chromiumTrustArgs, makeLabCertificate, type LabCertificate } from '../src/lab/lab-tls.js';
-import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
+import type { LabMedia } from '../src/lab/media.js';
 import { runOnOwnServer } from '../src/player-loopback.js';
-import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason } from './player-checks.js';
+import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, playerFixture } from './player-checks.js';
 
 const FIXTURE_S = 24;
 const reason = loopbackUnavailableReason(FIXTURE_S);
@@ -30,9 +27,7 @@ test.describe.serial('player over HTTP/2', () => {
   test.beforeAll(async ({}, info) => {
     if (reason) return;
     info.setTimeout(5 * 60_000);
-    media = await ensureLabMedia('lab', FIXTURE_S, (line) => console.log(line));
-    workDir = mkdtempSync(join(tmpdir(), 'sammy-player-h2-'));
-    await buildPlayer(join(workDir, 'player'));
+    ({ media, workDir } = await playerFixture(FIXTURE_S, 'sammy-player-h2-'));
     cert = makeLabCertificate(join(workDir, 'tls'));
     browser = await launchChromium({ extraArgs: chromiumTrustArgs(cert) });
   });

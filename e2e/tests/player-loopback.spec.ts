@@ -14,17 +14,14 @@
  * - a chunk given up (Sammy's stalled-download rule, dash.js's AbandonRequestsRule in
  *   control) is aborted, and only its refetch becomes a record.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import type { Browser } from 'playwright-core';
-import { buildPlayer } from '@sammy/player/build';
 import { DEFAULT_SAMMY_CONFIG, ladderFromSidecar, paceFor, PLAYERS, resolveSammyConfig, roundRtpKbps, type Arm } from '@sammy/player/abr';
-import { chromiumUnavailableReason, launchChromium } from '../src/browser.js';
-import { ensureLabMedia, type LabMedia } from '../src/lab/media.js';
+import { launchChromium } from '../src/browser.js';
+import type { LabMedia } from '../src/lab/media.js';
 import { runOnOwnServer, runPlayerSession, type SessionRun } from '../src/player-loopback.js';
-import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, printTimeline, rtpOfHeader, videoChunkOf } from './player-checks.js';
+import { closeAndSkipHooks, expectServerApplied, isSegment, loopbackUnavailableReason, playerFixture, printTimeline, rtpOfHeader, videoChunkOf } from './player-checks.js';
 
 const FIXTURE_S = 24;
 
@@ -81,9 +78,7 @@ test.describe.serial('player over loopback, every arm', () => {
     if (reason) return;
     info.setTimeout(5 * 60_000);
     const t0 = Date.now();
-    media = await ensureLabMedia('lab', FIXTURE_S, (line) => console.log(line));
-    workDir = mkdtempSync(join(tmpdir(), 'sammy-player-e2e-'));
-    await buildPlayer(join(workDir, 'player'));
+    ({ media, workDir } = await playerFixture(FIXTURE_S, 'sammy-player-e2e-'));
     topKbps = media.sidecar.representations.at(-1)!.bitrateKbps;
     browser = await launchChromium();
     console.log(`fixture and build: ${((Date.now() - t0) / 1000).toFixed(1)} s (top rung ${topKbps} kbps, ${media.dir})`);
