@@ -22,6 +22,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Http2ServerResponse, Http2Session, ServerHttp2Stream } from 'node:http2';
 import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 import { NO_REQUEST, rawQueryOf, readRateRequest, type RateRequest } from './cmcd.js';
+import { DRAIN_POLL_MAX_MS, drainPollMs } from './drain.js';
 import type { ServerMetrics } from './metrics.js';
 import type { ServerOptions } from './options.js';
 import { socketFd, UNLIMITED_PACING_RATE, type SocketControl } from './socket.js';
@@ -38,11 +39,13 @@ export interface Http2PacingContext {
   log: FastifyBaseLogger;
 }
 
-/** Polls for a stream's last byte are spaced by the expected remaining send time, within these bounds. */
-const LEAVE_POLL_MIN_MS = 1;
-const LEAVE_POLL_MAX_MS = 1000;
-/** Assumed send rate of an uncapped connection until the kernel has a delivery-rate sample. */
-const UNCAPPED_RATE_BYTES_PER_S = 100 * 1024 * 1024;
+/**
+ * The looks for a stream's last byte follow the server's one drain policy (drain.ts),
+ * with a paced wait never longer than its unpaced ceiling: a connection's cap changes as
+ * its streams come and go, so what the next look expects can be stale within a second.
+ */
+const leavePollMs = (unsentBytes: number, rateBytesPerS: number | null, deliveryRateBytesPerS = 0): number =>
+  drainPollMs({ unsentBytes, rateBytesPerS, deliveryRateBytesPerS, pacedMaxMs: DRAIN_POLL_MAX_MS });
 
 /**
  * A stream's life: `sending` (its body goes to the session), `leaving` (all of it is in
@@ -283,8 +286,7 @@ export class Http2Pacing {
         const counter = s.counter!;
         const inNodeBytes = gate.readableLength + counter.writableLength + counter.readableLength + s.stream.writableLength;
         if (inNodeBytes === 0) return this.#startLeaving(s);
-        const rate = s.rateBytesPerS ?? UNCAPPED_RATE_BYTES_PER_S;
-        setTimeout(poll, Math.min(LEAVE_POLL_MAX_MS, Math.max(LEAVE_POLL_MIN_MS, (inNodeBytes / rate) * 1000)));
+        setTimeout(poll, leavePollMs(inNodeBytes, s.rateBytesPerS));
       };
       poll();
     });
@@ -321,8 +323,7 @@ export class Http2Pacing {
     }
     if (waitBytes === Infinity) return;
     const cap = connection.capBytesPerS;
-    const rate = cap === UNLIMITED_PACING_RATE ? info.deliveryRateBytesPerS || UNCAPPED_RATE_BYTES_PER_S : Number(cap);
-    const waitMs = Math.min(LEAVE_POLL_MAX_MS, Math.max(LEAVE_POLL_MIN_MS, (waitBytes / rate) * 1000));
+    const waitMs = leavePollMs(waitBytes, cap === UNLIMITED_PACING_RATE ? null : Number(cap), info.deliveryRateBytesPerS);
     connection.pollTimer = setTimeout(() => this.#pollConnection(connection), waitMs);
   }
 
