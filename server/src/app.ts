@@ -263,7 +263,7 @@ function transportOptions(options: ServerOptions, httpOptions: object): object {
   return {
     http2: true,
     http2SessionTimeout: options.limits.idleTimeoutMs,
-    https: { ...https, allowHTTP1: true, settings: { maxHeaderListSize: options.limits.maxHeaderBytes } },
+    https: { ...https, allowHTTP1: true, settings: { maxHeaderListSize: options.limits.maxHeaderBytes, maxConcurrentStreams: options.limits.maxConcurrentStreams } },
   };
 }
 

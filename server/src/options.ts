@@ -36,6 +36,14 @@ export interface ServerLimits {
   idleTimeoutMs: number;
   /** CMCD headers (or query value) longer than this are ignored. */
   maxCmcdBytes: number;
+  /**
+   * HTTP/2 streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS);
+   * streams over it are refused (RST_STREAM REFUSED_STREAM). Each open media stream holds
+   * a file descriptor and up to about 2 MB of body in Node's buffers while its client
+   * does not read, so this bounds what one connection can hold, as one response at a
+   * time bounds an HTTP/1.1 connection.
+   */
+  maxConcurrentStreams: number;
 }
 
 export interface ServerOptions {
@@ -96,6 +104,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   keepAliveTimeoutMs: 10_000,
   idleTimeoutMs: 60_000,
   maxCmcdBytes: 2048,
+  // RFC 9113 6.5.2 recommends no fewer than 100; Node's default is unlimited.
+  maxConcurrentStreams: 100,
 };
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'mediaDir'> = {
@@ -207,6 +217,7 @@ function limits(input: Partial<ServerLimits> | undefined): ServerLimits {
     keepAliveTimeoutMs: integerIn('limits.keepAliveTimeoutMs', merged.keepAliveTimeoutMs, 100, 600_000),
     idleTimeoutMs: integerIn('limits.idleTimeoutMs', merged.idleTimeoutMs, 100, 3_600_000),
     maxCmcdBytes: integerIn('limits.maxCmcdBytes', merged.maxCmcdBytes, 64, 64 * 1024),
+    maxConcurrentStreams: integerIn('limits.maxConcurrentStreams', merged.maxConcurrentStreams, 1, 10_000),
   };
   // Node refuses a headers timeout longer than the request timeout.
   if (result.headersTimeoutMs > result.requestTimeoutMs) {
