@@ -60,8 +60,8 @@
 /*
  * What a capped HTTP/2 socket may hold unsent: 10 ms at the cap, at least 64 KB (one
  * TLS-sized write of frames). Measured on loopback, two streams at rtp=20000 (a 5
- * MB/s cap): with 50 or 250 ms of the cap the one nginx wrote first got 3.4 MB/s and
- * the other 2.2 (docs/server-contract.md); with 10 ms each got 2.4-2.5.
+ * MB/s cap): with 50 or 250 ms of the cap the one nginx wrote first got 3.4-3.5 MB/s
+ * and the other 2.2-2.4 (docs/server-contract.md); with 10 ms each got 2.4-2.5.
  */
 #define SAMMY_H2_NOTSENT_MS 10
 #define SAMMY_H2_NOTSENT_MIN_BYTES 65536
