@@ -17,6 +17,13 @@ int sammy_set_max_pacing_rate(int fd, uint64_t rate_bytes_per_s) {
   return errno;
 }
 
+int sammy_set_notsent_lowat(int fd, uint32_t bytes) {
+  /* 0 restores the system's default (net.ipv4.tcp_notsent_lowat: no limit unless set). */
+  int value = (int)(bytes > INT32_MAX ? INT32_MAX : bytes);
+  if (setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &value, sizeof value) == 0) return 0;
+  return errno;
+}
+
 bool sammy_read_tcp_info(int fd, sammy_tcp_info *out) {
   /* The kernel may fill more than this header describes (280 bytes against 232 here): it stops at our size. */
   struct tcp_info info;

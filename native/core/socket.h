@@ -34,6 +34,12 @@ bool sammy_tcp_state_sending(uint8_t state);
 /* 0, or the errno of a failed setsockopt. */
 int sammy_set_max_pacing_rate(int fd, uint64_t rate_bytes_per_s);
 
+/*
+ * TCP_NOTSENT_LOWAT (Linux 3.12): the socket takes more data only while fewer than
+ * `bytes` of it wait unsent; 0 restores the system's default. 0, or the errno.
+ */
+int sammy_set_notsent_lowat(int fd, uint32_t bytes);
+
 /* False when the kernel refuses, or returns fewer bytes than the last field read (kernels before 4.19). */
 bool sammy_read_tcp_info(int fd, sammy_tcp_info *out);
 

@@ -124,7 +124,10 @@ size_t sammy_format_telemetry(const sammy_response_record *r, char *out, size_t 
   put_string_or_null(&w, "guardBasis", floor ? d->guard_basis : NULL);
   put(&w, ",\"guardRaised\":%s", paced && d->guard == SAMMY_GUARD_RAISED ? "true" : "false");
   if (r->cache_lookup != NULL) put_string_or_null(&w, "cacheLookup", r->cache_lookup);
-  if (r->protocol != NULL) put_string_or_null(&w, "protocol", r->protocol);
+  if (r->protocol != NULL) {
+    put_string_or_null(&w, "protocol", r->protocol);
+    put_positive_or_null(&w, "streamId", r->stream_id);
+  }
   put(&w, ",\"server\":");
   put_c_string(&w, r->server != NULL ? r->server : "native");
   put(&w, ",\"msg\":\"media response\"}");

@@ -39,8 +39,10 @@ typedef struct {
   const char *cmcd_problem;
   /* The edge's cache lookup: hit-fresh, hit-stale, miss, skipped; NULL leaves the field out. */
   const char *cache_lookup;
-  /* The client's protocol ("http/1.1", "h2"); NULL leaves the field out. */
+  /* The client's protocol ("http/1.1", "h2"); NULL leaves the field out (and streamId). */
   const char *protocol;
+  /* The HTTP/2 stream's identifier; 0 (HTTP/1.x) is null, as the Node server's line has it. */
+  int64_t stream_id;
   /* Which server wrote the line ("ats-edge", "nginx"). */
   const char *server;
 } sammy_response_record;

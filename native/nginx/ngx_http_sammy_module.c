@@ -25,8 +25,21 @@
  *  3. log phase: TCP_INFO once more, and one JSON line (the Node server's "media
  *     response" line) into `sammy_telemetry_log`; the shared counters.
  *
- * HTTP/2 streams share their connection's socket: they are served unpaced and
- * their lines say `"pacing":"unavailable"` and `"protocol":"h2"`.
+ * HTTP/2 (docs/server-contract.md "HTTP/2", the Node server's rule): a connection's
+ * streams share its socket, so the socket's cap is the sum of the rates of the
+ * streams with body left to send (each decided as over HTTP/1.1), none while a
+ * stream without a rate sends a body (in any location) and none when none is left;
+ * set again whenever a stream joins (its header) or leaves. A paced stream holds its
+ * last byte until nginx has given the kernel the rest of the stream and the kernel
+ * has sent every byte it had been given up to then; then its share goes and the byte
+ * follows. A stream that ends otherwise (unpaced, reset, its tail not held) keeps its
+ * share until the bytes it gave the kernel have left: nginx logs a stream only once
+ * its queued frames are written (ngx_http_v2_close_stream), and the share waits in
+ * the connection's memory (its pool, so it ends with the connection) for a timer.
+ * While capped, TCP_NOTSENT_LOWAT keeps about 10 ms of the cap unsent in the socket:
+ * without it nginx fills Linux's 4 MB send buffer stream after stream and the
+ * kernel, not nginx's frame queue, decides how the cap splits. Each stream's line
+ * has its own rate, the connection's TCP fields and cap.
  */
 #include <ngx_config.h>
 #include <ngx_core.h>
@@ -44,6 +57,14 @@
 #define NGX_HTTP_SAMMY_TAIL_BUFFERED 0x80
 #define SAMMY_PATH_LOGGED_MAX_BYTES 1024
 #define SAMMY_LINE_MAX_BYTES 4096
+/*
+ * What a capped HTTP/2 socket may hold unsent: 10 ms at the cap, at least 64 KB (one
+ * TLS-sized write of frames). Measured on loopback, two streams at rtp=20000 (a 5
+ * MB/s cap): with 50 or 250 ms of the cap the one nginx wrote first got 3.4-3.5 MB/s
+ * and the other 2.2-2.4 (docs/server-contract.md); with 10 ms each got 2.4-2.5.
+ */
+#define SAMMY_H2_NOTSENT_MS 10
+#define SAMMY_H2_NOTSENT_MIN_BYTES 65536
 
 typedef struct {
     ngx_flag_t        enable;
@@ -67,7 +88,11 @@ typedef enum {
     SAMMY_DONE,
 } ngx_http_sammy_phase_e;
 
-typedef struct {
+typedef struct ngx_http_sammy_ctx_s    ngx_http_sammy_ctx_t;
+typedef struct ngx_http_sammy_share_s  ngx_http_sammy_share_t;
+typedef struct ngx_http_sammy_h2c_s    ngx_http_sammy_h2c_t;
+
+struct ngx_http_sammy_ctx_s {
     ngx_http_sammy_loc_conf_t  *conf;
     ngx_http_sammy_phase_e      phase;
     sammy_rate_request          request;
@@ -91,7 +116,51 @@ typedef struct {
     unsigned                    capped:1;
     /* The peer was gone before the last byte left. */
     unsigned                    peer_gone:1;
-} ngx_http_sammy_ctx_t;
+    /* An HTTP/2 stream: its rate is a share of its connection's cap (below). */
+    unsigned                    h2:1;
+    /* A response in a `sammy on` location (a line, counters); else it only counts for its connection's cap. */
+    unsigned                    media:1;
+    /* HTTP/2: the stream's identifier (0 over HTTP/1.x). */
+    int64_t                     stream_id;
+    /* HTTP/2: the connection's state and this stream's share of its cap; NULL once the share has ended. */
+    ngx_http_sammy_h2c_t       *h2c;
+    ngx_http_sammy_share_t     *share;
+};
+
+/*
+ * HTTP/2 (docs/server-contract.md "HTTP/2"): every stream of a connection writes to
+ * its one TCP socket, and SO_MAX_PACING_RATE caps the socket. A share is a stream's
+ * part of that cap, from its response header until its bytes have left the kernel;
+ * the cap is the sum of the shares' rates, none while any share has no rate (an
+ * unpaced body) and none when no share is left. The shares live in the connection's
+ * memory (its pool, found through the pool's cleanup list), so one whose request has
+ * ended can wait there for its last bytes to leave; the pool's cleanup ends them all.
+ */
+struct ngx_http_sammy_share_s {
+    /* In the connection's shares, or in its free list once over. */
+    ngx_queue_t                 queue;
+    /* 0: a body without a rate (the connection is then uncapped). */
+    uint64_t                    rate_bytes_per_s;
+    /* Leaving: the connection's count of bytes given to the kernel once this stream's last one was. */
+    uint64_t                    left_at_bytes;
+    /* The stream's context while its request lives (it polls for itself); NULL after. */
+    ngx_http_sammy_ctx_t       *ctx;
+    /* All of the stream's bytes (a paced one's: all but its held last byte) are in the kernel. */
+    unsigned                    leaving:1;
+};
+
+struct ngx_http_sammy_h2c_s {
+    /* The real connection (its socket; the streams' fake connections copy its descriptor). */
+    ngx_connection_t           *connection;
+    ngx_queue_t                 shares;
+    ngx_queue_t                 free;
+    /* The cap set on the socket; SAMMY_UNLIMITED_PACING_RATE when none. */
+    uint64_t                    cap_bytes_per_s;
+    /* TCP_NOTSENT_LOWAT set with it; 0: the system's. */
+    uint64_t                    notsent_lowat_bytes;
+    /* Looks again for the last bytes of shares whose requests have ended. */
+    ngx_event_t                 leave_event;
+};
 
 /* Counters summed over the workers (a shared zone), for `sammy_metrics`. */
 typedef enum {
@@ -109,6 +178,8 @@ typedef enum {
     SAMMY_COUNT_ERR_CMCD,
     SAMMY_COUNT_ERR_SETSOCKOPT,
     SAMMY_COUNT_ERR_TCP_INFO,
+    /* A gauge: HTTP/2 streams holding a share of their connection's cap. */
+    SAMMY_GAUGE_H2_STREAMS,
     SAMMY_COUNT_N
 } ngx_http_sammy_counter_e;
 
@@ -505,6 +576,444 @@ ngx_http_sammy_server_timing(ngx_http_request_t *r, const sammy_rate_decision *r
 }
 
 
+/* ------------------------------------------------------------ HTTP/2: a connection's cap, shared by its streams */
+
+#if (NGX_HTTP_V2)
+
+static ngx_int_t ngx_http_sammy_wait(ngx_connection_t *c, ngx_msec_t wait_ms);
+static ngx_int_t ngx_http_sammy_tail_done(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx);
+
+/* Bytes the kernel has been given on the connection: sent once (retransmissions aside) plus not yet sent. */
+static uint64_t
+ngx_http_sammy_bytes_given(const sammy_tcp_info *info)
+{
+    return info->bytes_sent - info->bytes_retrans + info->notsent_bytes;
+}
+
+
+static uint64_t
+ngx_http_sammy_bytes_left(const sammy_tcp_info *info)
+{
+    return info->bytes_sent - info->bytes_retrans;
+}
+
+
+/* The looks for a share's last bytes: the drain policy, never longer than its unpaced ceiling (the cap changes as streams come and go). */
+static ngx_msec_t
+ngx_http_sammy_leave_poll_ms(ngx_http_sammy_h2c_t *h2c, uint64_t unsent_bytes, const sammy_tcp_info *info)
+{
+    uint64_t  rate, ms;
+
+    rate = h2c->cap_bytes_per_s == SAMMY_UNLIMITED_PACING_RATE ? 0 : h2c->cap_bytes_per_s;
+    ms = sammy_drain_poll_ms(unsent_bytes, rate, info->delivery_rate_bytes_per_s);
+
+    return (ngx_msec_t) ngx_min(ms, SAMMY_DRAIN_POLL_MAX_MS);
+}
+
+
+/* Sets the connection's cap from its shares (the rule above), when it changed. */
+static void
+ngx_http_sammy_h2_update_cap(ngx_http_sammy_h2c_t *h2c)
+{
+    int                      err;
+    uint64_t                 cap, sum_bytes_per_s, lowat_bytes;
+    ngx_queue_t             *q;
+    ngx_http_sammy_share_t  *share;
+
+    cap = SAMMY_UNLIMITED_PACING_RATE;
+    sum_bytes_per_s = 0;
+
+    for (q = ngx_queue_head(&h2c->shares); q != ngx_queue_sentinel(&h2c->shares); q = ngx_queue_next(q)) {
+        share = ngx_queue_data(q, ngx_http_sammy_share_t, queue);
+
+        if (share->rate_bytes_per_s == 0) {
+            sum_bytes_per_s = 0;
+            break;
+        }
+
+        sum_bytes_per_s += share->rate_bytes_per_s;
+    }
+
+    if (sum_bytes_per_s > 0) {
+        cap = sum_bytes_per_s;
+    }
+
+    if (cap == h2c->cap_bytes_per_s) {
+        return;
+    }
+
+    err = sammy_set_max_pacing_rate(h2c->connection->fd, cap);
+    if (err != 0) {
+        ngx_http_sammy_count(SAMMY_COUNT_ERR_SETSOCKOPT, 1);
+        ngx_log_error(NGX_LOG_ERR, h2c->connection->log, err, "sammy: setsockopt(SO_MAX_PACING_RATE) on an HTTP/2 connection failed");
+        return;
+    }
+
+    h2c->cap_bytes_per_s = cap;
+
+    lowat_bytes = 0;
+    if (cap != SAMMY_UNLIMITED_PACING_RATE) {
+        lowat_bytes = ngx_max(cap * SAMMY_H2_NOTSENT_MS / 1000, SAMMY_H2_NOTSENT_MIN_BYTES);
+        lowat_bytes = ngx_min(lowat_bytes, UINT32_MAX);
+    }
+
+    if (lowat_bytes != h2c->notsent_lowat_bytes) {
+        err = sammy_set_notsent_lowat(h2c->connection->fd, (uint32_t) lowat_bytes);
+        if (err != 0) {
+            ngx_http_sammy_count(SAMMY_COUNT_ERR_SETSOCKOPT, 1);
+            ngx_log_error(NGX_LOG_ERR, h2c->connection->log, err, "sammy: setsockopt(TCP_NOTSENT_LOWAT) on an HTTP/2 connection failed");
+        } else {
+            h2c->notsent_lowat_bytes = lowat_bytes;
+        }
+    }
+}
+
+
+/* The share is over: out of the connection's cap, its entry kept for the next stream. */
+static void
+ngx_http_sammy_h2_drop(ngx_http_sammy_h2c_t *h2c, ngx_http_sammy_share_t *share, ngx_flag_t update)
+{
+    ngx_queue_remove(&share->queue);
+    ngx_queue_insert_head(&h2c->free, &share->queue);
+
+    if (share->ctx != NULL) {
+        share->ctx->share = NULL;
+        share->ctx = NULL;
+    }
+
+    ngx_http_sammy_count(SAMMY_GAUGE_H2_STREAMS, -1);
+
+    if (update) {
+        ngx_http_sammy_h2_update_cap(h2c);
+    }
+}
+
+
+/*
+ * The connection's look at the shares whose requests have ended: each leaves once the
+ * kernel has sent the bytes it had been given up to that stream's last one.
+ */
+static void
+ngx_http_sammy_h2_poll_leaving(ngx_http_sammy_h2c_t *h2c)
+{
+    uint64_t                 left_bytes, wait_bytes;
+    ngx_uint_t               dropped, gone;
+    ngx_queue_t             *q, *next;
+    sammy_tcp_info           info;
+    ngx_http_sammy_share_t  *share;
+
+    if (h2c->leave_event.timer_set) {
+        ngx_del_timer(&h2c->leave_event);
+    }
+
+    gone = h2c->connection->error || !sammy_read_tcp_info(h2c->connection->fd, &info)
+           || !sammy_tcp_state_sending(info.state);
+    left_bytes = gone ? 0 : ngx_http_sammy_bytes_left(&info);
+    wait_bytes = 0;
+    dropped = 0;
+
+    for (q = ngx_queue_head(&h2c->shares); q != ngx_queue_sentinel(&h2c->shares); q = next) {
+        next = ngx_queue_next(q);
+        share = ngx_queue_data(q, ngx_http_sammy_share_t, queue);
+
+        if (share->ctx != NULL || !share->leaving) {
+            continue;
+        }
+
+        if (gone || left_bytes >= share->left_at_bytes) {
+            ngx_http_sammy_h2_drop(h2c, share, 0);
+            dropped = 1;
+            continue;
+        }
+
+        if (wait_bytes == 0 || share->left_at_bytes - left_bytes < wait_bytes) {
+            wait_bytes = share->left_at_bytes - left_bytes;
+        }
+    }
+
+    if (dropped) {
+        ngx_http_sammy_h2_update_cap(h2c);
+    }
+
+    if (wait_bytes > 0) {
+        ngx_add_timer(&h2c->leave_event, ngx_http_sammy_leave_poll_ms(h2c, wait_bytes, &info));
+    }
+}
+
+
+static void
+ngx_http_sammy_h2_leave_handler(ngx_event_t *ev)
+{
+    ngx_http_sammy_h2_poll_leaving(ev->data);
+}
+
+
+/* The connection's memory is going (it closed): every share ends with it, and no timer is left behind. */
+static void
+ngx_http_sammy_h2c_cleanup(void *data)
+{
+    ngx_http_sammy_h2c_t  *h2c = data;
+
+    ngx_queue_t             *q;
+    ngx_http_sammy_share_t  *share;
+
+    if (h2c->leave_event.timer_set) {
+        ngx_del_timer(&h2c->leave_event);
+    }
+
+    if (h2c->leave_event.posted) {
+        ngx_delete_posted_event(&h2c->leave_event);
+    }
+
+    /* nginx closes every stream before its connection; a request still here loses its share, not its memory. */
+    while (!ngx_queue_empty(&h2c->shares)) {
+        q = ngx_queue_head(&h2c->shares);
+        share = ngx_queue_data(q, ngx_http_sammy_share_t, queue);
+
+        if (share->ctx != NULL) {
+            share->ctx->h2c = NULL;
+        }
+
+        ngx_http_sammy_h2_drop(h2c, share, 0);
+    }
+}
+
+
+/* The state of the HTTP/2 connection `c` (the real one), made on its first stream with a body. */
+static ngx_http_sammy_h2c_t *
+ngx_http_sammy_h2c_of(ngx_connection_t *c)
+{
+    ngx_pool_cleanup_t    *cln;
+    ngx_http_sammy_h2c_t  *h2c;
+
+    for (cln = c->pool->cleanup; cln != NULL; cln = cln->next) {
+        if (cln->handler == ngx_http_sammy_h2c_cleanup) {
+            return cln->data;
+        }
+    }
+
+    cln = ngx_pool_cleanup_add(c->pool, sizeof(ngx_http_sammy_h2c_t));
+    if (cln == NULL) {
+        return NULL;
+    }
+
+    h2c = cln->data;
+    ngx_memzero(h2c, sizeof(ngx_http_sammy_h2c_t));
+    h2c->connection = c;
+    ngx_queue_init(&h2c->shares);
+    ngx_queue_init(&h2c->free);
+    /* Nothing but this module caps an HTTP/2 connection, and it caps none before a share. */
+    h2c->cap_bytes_per_s = SAMMY_UNLIMITED_PACING_RATE;
+    h2c->leave_event.handler = ngx_http_sammy_h2_leave_handler;
+    h2c->leave_event.data = h2c;
+    h2c->leave_event.log = c->log;
+    /* A graceful stop does not wait for it. */
+    h2c->leave_event.cancelable = 1;
+
+    cln->handler = ngx_http_sammy_h2c_cleanup;
+
+    return h2c;
+}
+
+
+/*
+ * The stream's request has ended (nginx has given the kernel its last frame, or it was
+ * reset): its share stays until those bytes have left, as they leave whatever happens
+ * next; on a connection that is gone it ends now.
+ */
+static void
+ngx_http_sammy_h2_detach(ngx_http_sammy_ctx_t *ctx, const sammy_tcp_info *known)
+{
+    sammy_tcp_info           info;
+    ngx_http_sammy_h2c_t    *h2c;
+    ngx_http_sammy_share_t  *share;
+
+    h2c = ctx->h2c;
+    share = ctx->share;
+    if (h2c == NULL || share == NULL) {
+        return;
+    }
+
+    share->ctx = NULL;
+    ctx->share = NULL;
+
+    if (known != NULL) {
+        info = *known;
+
+    } else if (h2c->connection->error || !sammy_read_tcp_info(h2c->connection->fd, &info)) {
+        ngx_http_sammy_h2_drop(h2c, share, 1);
+        return;
+    }
+
+    if (!share->leaving) {
+        share->leaving = 1;
+        share->left_at_bytes = ngx_http_sammy_bytes_given(&info);
+    }
+
+    ngx_http_sammy_h2_poll_leaving(h2c);
+}
+
+
+static void
+ngx_http_sammy_h2_request_cleanup(void *data)
+{
+    /* The log phase has detached it already; this is for a request nginx frees without one. */
+    ngx_http_sammy_h2_detach(data, NULL);
+}
+
+
+/* The stream joins its connection's set with its rate (0: none): the cap is set again before its first byte. */
+static ngx_int_t
+ngx_http_sammy_h2_join(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx, uint64_t rate_bytes_per_s)
+{
+    ngx_queue_t             *q;
+    ngx_pool_cleanup_t      *cln;
+    ngx_http_sammy_h2c_t    *h2c;
+    ngx_http_sammy_share_t  *share;
+
+    h2c = ngx_http_sammy_h2c_of(r->stream->connection->connection);
+    if (h2c == NULL) {
+        return NGX_ERROR;
+    }
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (!ngx_queue_empty(&h2c->free)) {
+        q = ngx_queue_head(&h2c->free);
+        ngx_queue_remove(q);
+        share = ngx_queue_data(q, ngx_http_sammy_share_t, queue);
+
+    } else {
+        share = ngx_palloc(h2c->connection->pool, sizeof(ngx_http_sammy_share_t));
+        if (share == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    ngx_memzero(share, sizeof(ngx_http_sammy_share_t));
+    share->rate_bytes_per_s = rate_bytes_per_s;
+    share->ctx = ctx;
+    ngx_queue_insert_tail(&h2c->shares, &share->queue);
+    ngx_http_sammy_count(SAMMY_GAUGE_H2_STREAMS, 1);
+
+    ctx->h2c = h2c;
+    ctx->share = share;
+    cln->handler = ngx_http_sammy_h2_request_cleanup;
+    cln->data = ctx;
+
+    ngx_http_sammy_h2_update_cap(h2c);
+
+    return NGX_OK;
+}
+
+
+/*
+ * A paced stream's held last byte goes (its share over, or it can no longer be
+ * followed). Unlike HTTP/1.1's the request does not wait for the byte to leave: it
+ * ends when nginx has given the kernel that frame.
+ */
+static ngx_int_t
+ngx_http_sammy_h2_release_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx)
+{
+    ngx_event_t  *wev;
+    ngx_chain_t  *held;
+
+    if (ctx->share != NULL) {
+        ngx_http_sammy_h2_drop(ctx->h2c, ctx->share, 1);
+    }
+
+    wev = r->connection->write;
+    if (wev->timer_set) {
+        ngx_del_timer(wev);
+    }
+
+    wev->delayed = 0;
+
+    held = ctx->held;
+    ctx->held = NULL;
+    (void) ngx_http_sammy_tail_done(r, ctx);
+
+    return held == NULL ? NGX_OK : ngx_http_next_body_filter(r, held);
+}
+
+
+/*
+ * A paced stream holding its last byte: first nginx gives the kernel the rest of the
+ * stream (its queued DATA frames), then the connection's count of bytes given to the
+ * kernel is noted and the stream keeps its share until the kernel has sent that many;
+ * then the share goes and the byte follows (the Node server's rule).
+ */
+static ngx_int_t
+ngx_http_sammy_h2_poll_tail(ngx_http_request_t *r, ngx_http_sammy_ctx_t *ctx)
+{
+    int64_t                    now;
+    uint64_t                   left_bytes;
+    sammy_tcp_info             info;
+    ngx_connection_t          *c;
+    ngx_http_sammy_h2c_t      *h2c;
+    ngx_http_sammy_share_t    *share;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    c = r->connection;
+    h2c = ctx->h2c;
+    share = ctx->share;
+
+    if (h2c == NULL || share == NULL || c->error || h2c->connection->error) {
+        return ngx_http_sammy_h2_release_tail(r, ctx);
+    }
+
+    if (c->buffered & (NGX_HTTP_WRITE_BUFFERED|NGX_LOWLEVEL_BUFFERED)) {
+        /* nginx still holds part of the body (frames in its queue): HTTP/2 calls the writer as they go. */
+        return NGX_AGAIN;
+    }
+
+    if (!sammy_read_tcp_info(h2c->connection->fd, &info)) {
+        ngx_http_sammy_count(SAMMY_COUNT_ERR_TCP_INFO, 1);
+        return ngx_http_sammy_h2_release_tail(r, ctx);
+    }
+
+    now = ngx_http_sammy_now_ns(CLOCK_MONOTONIC);
+    left_bytes = ngx_http_sammy_bytes_left(&info);
+
+    if (!share->leaving) {
+        share->leaving = 1;
+        share->left_at_bytes = ngx_http_sammy_bytes_given(&info);
+        ctx->progress_ns = now;
+        ctx->last_notsent_bytes = UINT32_MAX;
+    }
+
+    if (left_bytes >= share->left_at_bytes || !sammy_tcp_state_sending(info.state)) {
+        ctx->peer_gone = !sammy_tcp_state_sending(info.state);
+        ctx->capped_info = info;
+        ctx->have_capped_info = 1;
+        return ngx_http_sammy_h2_release_tail(r, ctx);
+    }
+
+    /* last_notsent_bytes here: what was still to leave at the last look. */
+    if (share->left_at_bytes - left_bytes < ctx->last_notsent_bytes) {
+        ctx->progress_ns = now;
+    }
+
+    ctx->last_notsent_bytes = (uint32_t) ngx_min(share->left_at_bytes - left_bytes, UINT32_MAX - 1);
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+    if (now - ctx->progress_ns > (int64_t) clcf->send_timeout * 1000000) {
+        ngx_http_sammy_count(SAMMY_COUNT_TAIL_STALLED, 1);
+        ngx_log_error(NGX_LOG_INFO, c->log, 0, "sammy: the HTTP/2 tail did not move for %M ms; released", clcf->send_timeout);
+        ctx->capped_info = info;
+        ctx->have_capped_info = 1;
+        return ngx_http_sammy_h2_release_tail(r, ctx);
+    }
+
+    return ngx_http_sammy_wait(c, ngx_http_sammy_leave_poll_ms(h2c, share->left_at_bytes - left_bytes, &info));
+}
+
+#endif
+
+
 /* ------------------------------------------------------------ the header filter */
 
 static ngx_int_t
@@ -519,7 +1028,38 @@ ngx_http_sammy_header_filter(ngx_http_request_t *r)
 
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_sammy_module);
 
-    if (r != r->main || !lcf->enable || ngx_http_get_module_ctx(r, ngx_http_sammy_module) != NULL) {
+    if (r != r->main || ngx_http_get_module_ctx(r, ngx_http_sammy_module) != NULL) {
+        return ngx_http_next_header_filter(r);
+    }
+
+    /* The range filter has not run yet: a range request still says 200 here. */
+    status = r->headers_out.status;
+    facts.has_body = !r->header_only && r->method != NGX_HTTP_HEAD
+                     && (status == NGX_HTTP_OK || status == NGX_HTTP_PARTIAL_CONTENT);
+
+    if (!lcf->enable) {
+#if (NGX_HTTP_V2)
+        /*
+         * Outside `sammy on` (the page, /metrics): over HTTP/2 a body without a rate
+         * still lifts its connection's cap while it is sent, so a paced neighbour
+         * does not slow it (rule 2).
+         */
+        if (r->stream != NULL && facts.has_body) {
+            ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_sammy_ctx_t));
+            if (ctx == NULL) {
+                return NGX_ERROR;
+            }
+
+            ctx->conf = lcf;
+            ctx->h2 = 1;
+            ngx_http_set_ctx(r, ctx, ngx_http_sammy_module);
+
+            if (ngx_http_sammy_h2_join(r, ctx, 0) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+#endif
+
         return ngx_http_next_header_filter(r);
     }
 
@@ -532,6 +1072,7 @@ ngx_http_sammy_header_filter(ngx_http_request_t *r)
 
     c = r->connection;
     ctx->conf = lcf;
+    ctx->media = 1;
     ctx->begin_ns = ngx_http_sammy_now_ns(CLOCK_MONOTONIC);
     ctx->request = ngx_http_sammy_read_rate(r, &lcf->options);
 
@@ -540,16 +1081,18 @@ ngx_http_sammy_header_filter(ngx_http_request_t *r)
         ngx_log_debug1(NGX_LOG_DEBUG_HTTP, c->log, 0, "sammy: %s", ctx->request.problem);
     }
 
-    /* The range filter has not run yet: a range request still says 200 here. */
-    status = r->headers_out.status;
-    facts.has_body = !r->header_only && r->method != NGX_HTTP_HEAD
-                     && (status == NGX_HTTP_OK || status == NGX_HTTP_PARTIAL_CONTENT);
     facts.own_socket = c->fd != (ngx_socket_t) -1;
-    /* An HTTP/2 stream shares its connection's socket: a cap would pace every stream on it. */
-    if (r->stream != NULL) {
-        facts.own_socket = 0;
-    }
     ctx->own_socket = facts.own_socket;
+
+    /*
+     * An HTTP/2 stream's rate is decided as a response's over HTTP/1.1 (its fake
+     * connection carries the real socket's descriptor); it becomes the stream's
+     * share of its connection's cap, not a cap of its own.
+     */
+#if (NGX_HTTP_V2)
+    ctx->h2 = r->stream != NULL;
+    ctx->stream_id = ctx->h2 ? (int64_t) r->stream->node->id : 0;
+#endif
 
     ctx->rate = sammy_decide_rate(&ctx->request, &lcf->options, facts);
 
@@ -559,6 +1102,21 @@ ngx_http_sammy_header_filter(ngx_http_request_t *r)
             ngx_http_sammy_count(SAMMY_COUNT_ERR_TCP_INFO, 1);
         }
     }
+
+#if (NGX_HTTP_V2)
+    if (ctx->h2) {
+        if (facts.has_body && facts.own_socket
+            && ngx_http_sammy_h2_join(r, ctx, ctx->rate.outcome == SAMMY_PACING_PACED ? ctx->rate.rate_bytes_per_s : 0)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        ngx_http_sammy_server_timing(r, &ctx->rate);
+
+        return ngx_http_next_header_filter(r);
+    }
+#endif
 
     if (ctx->rate.outcome == SAMMY_PACING_PACED) {
         err = sammy_set_max_pacing_rate(c->fd, ctx->rate.rate_bytes_per_s);
@@ -911,6 +1469,7 @@ static ngx_int_t
 ngx_http_sammy_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
     ngx_int_t              rc;
+    ngx_uint_t             pending, paced;
     ngx_chain_t           *cl, *out;
     ngx_http_sammy_ctx_t  *ctx;
 
@@ -930,6 +1489,15 @@ ngx_http_sammy_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
         }
     }
 
+    /*
+     * What nginx still holds below this filter: the write filter's buffers, and over
+     * HTTP/2 the stream's frames in its connection's queue (a low-level bit).
+     */
+    pending = NGX_HTTP_WRITE_BUFFERED;
+    if (ctx->h2) {
+        pending |= NGX_LOWLEVEL_BUFFERED;
+    }
+
     switch (ctx->phase) {
 
     case SAMMY_TAIL_HELD:
@@ -938,7 +1506,7 @@ ngx_http_sammy_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
          * The writer's call (in is NULL): first what nginx still holds, then the
          * socket. (The write filter refuses an empty call when it holds nothing.)
          */
-        if (in != NULL || (r->connection->buffered & NGX_HTTP_WRITE_BUFFERED)) {
+        if (in != NULL || (r->connection->buffered & pending)) {
             rc = ngx_http_next_body_filter(r, in);
             if (rc == NGX_ERROR) {
                 r->connection->buffered &= ~NGX_HTTP_SAMMY_TAIL_BUFFERED;
@@ -946,11 +1514,17 @@ ngx_http_sammy_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
             }
         }
 
+#if (NGX_HTTP_V2)
+        if (ctx->h2) {
+            return ngx_http_sammy_h2_poll_tail(r, ctx);
+        }
+#endif
+
         return ngx_http_sammy_poll_tail(r, ctx);
 
     case SAMMY_DONE:
         /* Ended by the read handler, the writer's call finds nothing to send: nothing to pass (see above). */
-        if (in == NULL && !(r->connection->buffered & NGX_HTTP_WRITE_BUFFERED)) {
+        if (in == NULL && !(r->connection->buffered & pending)) {
             return NGX_OK;
         }
 
@@ -960,7 +1534,10 @@ ngx_http_sammy_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
         break;
     }
 
-    if (!ctx->capped || !ctx->conf->options.tail_hold) {
+    /* A paced body holds its last byte (over HTTP/2: a stream with a rate in its connection's cap). */
+    paced = ctx->h2 ? ctx->share != NULL && ctx->share->rate_bytes_per_s > 0 : ctx->capped;
+
+    if (!paced || !ctx->conf->options.tail_hold) {
         return ngx_http_next_body_filter(r, in);
     }
 
@@ -989,6 +1566,12 @@ ngx_http_sammy_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
         r->connection->buffered &= ~NGX_HTTP_SAMMY_TAIL_BUFFERED;
         return rc;
     }
+
+#if (NGX_HTTP_V2)
+    if (ctx->h2) {
+        return ngx_http_sammy_h2_poll_tail(r, ctx);
+    }
+#endif
 
     return ngx_http_sammy_poll_tail(r, ctx);
 }
@@ -1065,6 +1648,22 @@ ngx_http_sammy_log_handler(ngx_http_request_t *r)
         record.end = &end;
     }
 
+#if (NGX_HTTP_V2)
+    if (ctx->h2) {
+        /*
+         * nginx logs a stream once it has given the kernel the stream's last frame
+         * (ngx_http_v2_close_stream waits for the stream's queued frames): a share
+         * still held (an unpaced body, a reset stream, a paced one without its tail
+         * held) leaves once those bytes have left. The line reports the cap with it.
+         */
+        ngx_http_sammy_h2_detach(ctx, record.end);
+
+        if (!ctx->media) {
+            return NGX_OK;
+        }
+    }
+#endif
+
     if (ctx->capped) {
         /* The tail was not held (sammy_tail_hold off), or the response ended early: lift the cap now. */
         if (record.end != NULL) {
@@ -1122,6 +1721,7 @@ ngx_http_sammy_log_handler(ngx_http_request_t *r)
     record.remote_port = (int) ngx_inet_get_port(c->sockaddr);
     record.cmcd_problem = ctx->request.problem;
     record.protocol = ngx_http_sammy_protocol(r);
+    record.stream_id = ctx->stream_id;
     record.server = "nginx";
 
     length = sammy_format_telemetry(&record, line, sizeof(line) - 1);
@@ -1166,6 +1766,7 @@ ngx_http_sammy_metrics_handler(ngx_http_request_t *r)
         { "sammy_errors_total{kind=\"cmcd\"}", SAMMY_COUNT_ERR_CMCD },
         { "sammy_errors_total{kind=\"setsockopt\"}", SAMMY_COUNT_ERR_SETSOCKOPT },
         { "sammy_errors_total{kind=\"tcp_info\"}", SAMMY_COUNT_ERR_TCP_INFO },
+        { "sammy_h2_streams_active", SAMMY_GAUGE_H2_STREAMS },
     };
     ngx_uint_t  i;
 

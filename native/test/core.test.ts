@@ -430,6 +430,7 @@ describeCc('the C core, against the Node server', () => {
       guardRaised: false,
       cacheLookup: 'hit-fresh',
       protocol: 'http/1.1',
+      streamId: null,
       server: 'test',
     });
   });

@@ -28,7 +28,7 @@ async function main(): Promise<number> {
     what: 'nginx',
     server: nginx,
     announce: () => {
-      const h2 = o.http2 ? ' (HTTP/2 streams are served unpaced)' : '';
+      const h2 = o.http2 ? ' (HTTP/2: a connection paced at the sum of its streams)' : '';
       process.stderr.write(`nginx: ${o.workers} worker(s) from ${nginx.prefix}${h2}; telemetry lines in ${nginx.telemetryLog}\n`);
       // The one line scripts wait for (docs/server-contract.md).
       process.stdout.write(listeningLine(o.host, nginx.port, o.tls === null ? 'http' : 'https'));

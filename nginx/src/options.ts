@@ -35,7 +35,7 @@ export interface NginxServerOptions {
   logFile: string | null;
   /** null: plain HTTP; otherwise HTTPS with this PEM certificate (chain) and key. */
   tls: TlsFiles | null;
-  /** HTTP/2 beside HTTP/1.1 (TLS only). Its streams share one socket: the module serves them unpaced, saying `unavailable`. */
+  /** HTTP/2 beside HTTP/1.1 (TLS only). Its streams share one socket: the module caps it at the sum of their rates. */
   http2: boolean;
   /** null: same-origin only; `*` or one origin: CORS as the Node server's --cors-origin. */
   corsOrigin: string | null;

@@ -6,7 +6,7 @@
  * installs them as root).
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { readTelemetry, type ResponseTelemetry } from '@sammy/server/telemetry';
 import { MB, measureUntil, metricValue, randomFile, rawExchange, requestHead, sleep, SPIRAL_GUARD_CASES, timedGet, waitFor, type TimedResponse } from '@sammy/server/test/helpers';
 import { nginxUnavailableReason, startNginx, type RunningNginx } from '../src/nginx.js';
+import { crashesIn } from './helpers.js';
 
 const unavailable = nginxUnavailableReason();
 const describeNginx = unavailable === null ? describe : describe.skip;
@@ -26,13 +27,6 @@ const MAX_RATE_KBPS = 1_000_000;
 const within10 = (r: TimedResponse): boolean => Math.abs(r.rateAfterMarkBytesPerS / RATE_BYTES_PER_S - 1) < 0.1;
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 const SECRET = 'top-secret-outside-media';
-
-/** A worker that died on a signal, or an alert: nginx's error log says so. */
-function crashesIn(errorLog: string): string[] {
-  return readFileSync(errorLog, 'utf8')
-    .split('\n')
-    .filter((line) => /exited on signal|\[alert\]|\[emerg\]|\[crit\]/.test(line));
-}
 
 describeNginx('pacing inside nginx (ngx_http_sammy_module)', () => {
   const big = randomFile(10 * MB);

@@ -265,7 +265,7 @@ describeTls('npm run nginx over TLS, with HTTP/2', () => {
     expect(JSON.parse(health.body!.toString())).toMatchObject({ tls: true, http2: true });
   });
 
-  test('an HTTP/2 stream with rtp is served unpaced and says unavailable (streams share one socket)', async () => {
+  test("an HTTP/2 stream with rtp is paced: its share of its connection's cap (test/h2.test.ts has the rule)", async () => {
     const startedAtEpochMs = Date.now();
     const session = http2.connect(`https://127.0.0.1:${served.port}`, { ca: cert });
     try {
@@ -282,9 +282,9 @@ describeTls('npm run nginx over TLS, with HTTP/2', () => {
       });
       expect(headers[':status']).toBe(200);
       expect(body.equals(SEGMENT)).toBe(true);
-      expect(headers['server-timing']).toBe('pace;dur=0;desc="unavailable"');
+      expect(headers['server-timing']).toBe('pace;dur=4000;desc="paced"');
       expect(await lineOf(logFile, { localPort, startedAtEpochMs }, '/media/chunk-0-00001.m4s')).toMatchObject({
-        pacing: 'unavailable', protocol: 'h2', rtpKbps: 4000, appliedRateKbps: null, bytes: SEGMENT.length,
+        pacing: 'paced', protocol: 'h2', streamId: 1, rtpKbps: 4000, appliedRateKbps: 4000, bytes: SEGMENT.length, aborted: false,
       });
     } finally {
       session.close();

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import http2, { type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
 import https from 'node:https';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -75,11 +76,11 @@ function isOf(t: ResponseTelemetry, exchange: ClientExchange): boolean {
   return t.remotePort === exchange.localPort && t.time >= exchange.startedAtEpochMs;
 }
 
-/** Polls `probe` until it returns something other than null. */
-export async function waitFor<T>(probe: () => T | null, timeoutMs = 5000): Promise<T> {
+/** Polls `probe` (which may answer later: a request) until it returns something other than null. */
+export async function waitFor<T>(probe: () => T | null | PromiseLike<T | null>, timeoutMs = 5000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const found = probe();
+    const found = await probe();
     if (found !== null) return found;
     if (Date.now() > deadline) throw new Error(`nothing matched within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 20));
@@ -247,6 +248,173 @@ export function requestHead(path: string, extraHeaders = ''): string {
 }
 
 export { makeSelfSignedCert, opensslMissing, type SelfSignedCert } from '../bench/certificate.js';
+
+/**
+ * HTTP/2 clients (node:http2) for the servers' --http2 tests, the Node server's and
+ * nginx's. Chromium's windows (6 MB per stream, 15 MB per connection): with HTTP/2's
+ * default 64 KB the client's WINDOW_UPDATEs, not the cap, set the pace (4.4-4.6 MB/s
+ * at a 5 MB/s cap on loopback).
+ */
+export const H2_STREAM_WINDOW_BYTES = 6 * 1024 * 1024;
+export const H2_CONNECTION_WINDOW_BYTES = 15 * 1024 * 1024;
+/** HTTP/2 rates are measured past this many bytes of a stream (its start shares the connection's unpaced first segments). */
+export const H2_MARK_BYTES = MB;
+
+/** One HTTP/2 connection over TLS to 127.0.0.1, trusting `ca`; a browser's windows unless `browserWindows: false`. */
+export function openH2Session(port: number, ca: Buffer, o: { browserWindows?: boolean } = {}): Promise<ClientHttp2Session> {
+  const browserWindows = o.browserWindows ?? true;
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`https://127.0.0.1:${port}`, { ca, ...(browserWindows && { settings: { initialWindowSize: H2_STREAM_WINDOW_BYTES } }) });
+    session.once('error', reject);
+    session.once('connect', () => {
+      if (browserWindows) session.setLocalWindowSize(H2_CONNECTION_WINDOW_BYTES);
+      resolve(session);
+    });
+  });
+}
+
+export interface H2StreamResult {
+  status: number;
+  headers: IncomingHttpHeaders;
+  streamId: number;
+  bytes: number;
+  startMs: number;
+  endMs: number;
+  /** Bytes per second from H2_MARK_BYTES to the end. */
+  rateAfterMarkBytesPerS: number;
+  /** When this stream's byte count passed `atBytes` (for rates over a part of it). */
+  at: (atBytes: number) => number;
+}
+
+/** One GET on the session; `onData` sees the running byte count (and may reset the stream). */
+export function h2Get(session: ClientHttp2Session, path: string, headers: Record<string, string> = {}, onData?: (bytes: number, stream: ClientHttp2Stream) => void): Promise<H2StreamResult> {
+  return new Promise((resolve, reject) => {
+    const startMs = performance.now();
+    const stream = session.request({ ':path': path, ...headers });
+    let responseHeaders: IncomingHttpHeaders = {};
+    let bytes = 0;
+    const marks: Array<[number, number]> = [];
+    stream.on('response', (h) => (responseHeaders = h));
+    stream.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      marks.push([bytes, performance.now()]);
+      onData?.(bytes, stream);
+    });
+    const at = (atBytes: number): number => marks.find(([b]) => b >= atBytes)?.[1] ?? Infinity;
+    const done = (): void => {
+      const endMs = performance.now();
+      const markMs = at(H2_MARK_BYTES);
+      resolve({
+        status: Number(responseHeaders[':status']),
+        headers: responseHeaders,
+        streamId: stream.id!,
+        bytes,
+        startMs,
+        endMs,
+        rateAfterMarkBytesPerS: markMs < endMs ? (bytes - marks.find(([b]) => b >= H2_MARK_BYTES)![0]) / ((endMs - markMs) / 1000) : Infinity,
+        at,
+      });
+    };
+    stream.on('end', done);
+    // A stream the client resets itself ends here.
+    stream.on('close', () => {
+      if (stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) done();
+    });
+    stream.on('error', reject);
+    stream.end();
+  });
+}
+
+/** A small HTTP/2 response's body as text. */
+export function h2Text(session: ClientHttp2Session, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':path': path });
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => resolve(Buffer.concat(chunks).toString()));
+    stream.on('error', reject);
+    stream.end();
+  });
+}
+
+/** The session's local port: the remotePort of its streams' telemetry lines. */
+export function h2LocalPort(session: ClientHttp2Session): number {
+  return (session.socket as { localPort?: number }).localPort ?? -1;
+}
+
+/** CMCD asking for `kbps` (CMCD-Status: rtp=...). */
+export const h2Rtp = (kbps: number): Record<string, string> => ({ 'cmcd-status': `rtp=${kbps}` });
+
+/** Malformed CMCD a server ignores (served unpaced, counted), with what its line's cmcdProblem says. */
+export const H2_MALFORMED_CMCD_CASES: [string, RegExp][] = [
+  ['rtp=abc', /rtp/],
+  ['rtp=-1', /rtp/],
+  ['v=3,rtp=5000', /version 3/],
+];
+
+/** Streams measured together: their rate past the mark, together and each while all of them still sent. */
+export interface H2Together {
+  streams: H2StreamResult[];
+  /** All the bytes past the mark over the time from the last mark to the last end. */
+  togetherBytesPerS: number;
+  /** Each stream's bytes past its mark until the first of them ended. */
+  whileAllBytesPerS: number[];
+}
+
+/** GETs of `path` with these rates (kbps) at once on one session. */
+export async function h2Together(session: ClientHttp2Session, path: string, rtpKbps: number[]): Promise<H2Together> {
+  const streams = await Promise.all(rtpKbps.map((kbps) => h2Get(session, path, h2Rtp(kbps))));
+  const pastMarkBytes = streams.reduce((sum, r) => sum + r.bytes - H2_MARK_BYTES, 0);
+  const togetherMs = Math.max(...streams.map((r) => r.endMs)) - Math.max(...streams.map((r) => r.at(H2_MARK_BYTES)));
+  const firstEndMs = Math.min(...streams.map((r) => r.endMs));
+  const bytesAtFirstEnd = (r: H2StreamResult): number => (r.endMs === firstEndMs ? r.bytes : h2BytesAt(r, firstEndMs));
+  const whileAllBytesPerS = streams.map((r) => (bytesAtFirstEnd(r) - H2_MARK_BYTES) / ((firstEndMs - r.at(H2_MARK_BYTES)) / 1000));
+  return { streams, togetherBytesPerS: pastMarkBytes / (togetherMs / 1000), whileAllBytesPerS };
+}
+
+/** Two streams at `rtpKbps` at once: the first (`cutPath`) is reset once it has H2_MARK_BYTES, the other (`survivorPath`) runs to its end. */
+export async function h2ResetOneOfTwo(session: ClientHttp2Session, cutPath: string, survivorPath: string, rtpKbps: number): Promise<{ cut: H2StreamResult; survivor: H2StreamResult }> {
+  const [cut, survivor] = await Promise.all([
+    h2Get(session, cutPath, h2Rtp(rtpKbps), (bytes, stream) => {
+      if (bytes >= H2_MARK_BYTES && !stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
+    }),
+    h2Get(session, survivorPath, h2Rtp(rtpKbps)),
+  ]);
+  return { cut, survivor };
+}
+
+/** Opens `count` streams and resets each at once (RST_STREAM CANCEL), as a player that gives up many requests. */
+export function h2CancelMany(session: ClientHttp2Session, path: string, headers: Record<string, string>, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const stream = session.request({ ':path': path, ...headers });
+    stream.on('error', () => undefined);
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+  }
+}
+
+/** GETs of `path`, one per header set, that the client never reads (a player that hangs): the server fills the windows and waits. */
+export function h2RequestsNeverRead(session: ClientHttp2Session, path: string, headerSets: Record<string, string>[]): ClientHttp2Stream[] {
+  return headerSets.map((headers) => {
+    const stream = session.request({ ':path': path, ...headers });
+    stream.pause();
+    stream.on('error', () => undefined);
+    stream.end();
+    return stream;
+  });
+}
+
+/** Bytes an HTTP/2 stream had received by `atMs`. */
+export function h2BytesAt(r: H2StreamResult, atMs: number): number {
+  let lo = 0;
+  let hi = r.bytes;
+  // r.at is monotonic in bytes: binary search for the last count reached by atMs.
+  while (hi - lo > 16 * 1024) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (r.at(mid) <= atMs) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
 
 /** Open file descriptors of this process (Linux; null elsewhere). */
 export function openFds(): number | null {

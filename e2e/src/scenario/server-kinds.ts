@@ -34,7 +34,7 @@ export const SERVER_PROTOCOLS: readonly ServerProtocol[] = ['h1', 'h1-tls', 'h2'
 export const SERVER_KINDS = {
   node: { setup: '', kernelTrainsOf: null, protocols: SERVER_PROTOCOLS },
   'ats-edge': { setup: 'a Traffic Server edge (sammy_edge plugin) in front of a Node origin with --pacing off', kernelTrainsOf: 'the edge', protocols: ['h1'] },
-  // nginx's HTTP/2 is its own and the module leaves it unpaced: not a lab arm yet.
+  // The module paces nginx's HTTP/2 (docs/server-contract.md "HTTP/2"), but no lab run has used it: not a lab arm yet.
   nginx: { setup: 'nginx with the Sammy module (ngx_http_sammy_module), one worker', kernelTrainsOf: 'nginx', protocols: ['h1', 'h1-tls'] },
 } satisfies Record<string, ServerKindDescription>;
 
