@@ -5,6 +5,7 @@ import http from 'node:http';
 import http2, { type ClientHttp2Session } from 'node:http2';
 import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import { median } from './kit.js';
 
 export type ClientJob =
   | {
@@ -39,12 +40,20 @@ export interface GetResult {
   bytes: number;
   rateAfterMarkBytesPerS: number;
   localPort: number;
+  /** From the request to its response's head. */
+  headMs: number;
 }
 
 export interface LoadResult {
   bytes: number;
   requests: number;
   elapsedS: number;
+  /**
+   * Medians over the requests: from a request to its response's head, and to its last byte
+   * (16 clients at 2 MB/s each should take 500 ms for a 1 MB response).
+   */
+  medianHeadMs?: number;
+  medianResponseMs?: number;
   /** For https URLs: what the first connection negotiated (alpn: null when none was, as node:https offers none). */
   tls?: { protocol: string | null; cipher: string; alpn: string | null };
 }
@@ -60,8 +69,10 @@ const clientFor = (url: string): typeof http | typeof https => (url.startsWith('
 
 function get(url: string, headers: Record<string, string>, agent: http.Agent | false, markBytes: number, onSocket?: (res: http.IncomingMessage) => void): Promise<GetResult> {
   return new Promise((resolve, reject) => {
+    const startMs = performance.now();
     clientFor(url)
       .get(url, { headers, agent, rejectUnauthorized: false }, (res) => {
+        const headMs = performance.now() - startMs;
         onSocket?.(res);
         let bytes = 0;
         let markMs: number | null = null;
@@ -86,6 +97,7 @@ function get(url: string, headers: Record<string, string>, agent: http.Agent | f
             bytes,
             rateAfterMarkBytesPerS: spanS > 0 ? (bytes - bytesAtMark) / spanS : 0,
             localPort,
+            headMs,
           });
         });
         res.on('error', reject);
@@ -98,21 +110,45 @@ function get(url: string, headers: Record<string, string>, agent: http.Agent | f
 interface Tally {
   bytes: number;
   requests: number;
+  headMs: number[];
+  responseMs: number[];
+}
+
+const newTally = (): Tally => ({ bytes: 0, requests: 0, headMs: [], responseMs: [] });
+
+function loadResult(tally: Tally, startMs: number, tls: LoadResult['tls']): LoadResult {
+  return {
+    bytes: tally.bytes,
+    requests: tally.requests,
+    elapsedS: (performance.now() - startMs) / 1000,
+    medianHeadMs: median(tally.headMs),
+    medianResponseMs: median(tally.responseMs),
+    ...(tls && { tls }),
+  };
 }
 
 /** Fetches the URLs in turn from index `first` until the job's bytes are in or its time is up. */
-async function fetchInTurn(job: { urls: string[]; targetBytes: number }, deadlineMs: number, first: number, tally: Tally, fetchOne: (url: string) => Promise<{ status: number; bytes: number }>): Promise<void> {
+async function fetchInTurn(
+  job: { urls: string[]; targetBytes: number },
+  deadlineMs: number,
+  first: number,
+  tally: Tally,
+  fetchOne: (url: string) => Promise<{ status: number; bytes: number; headMs: number }>,
+): Promise<void> {
   for (let i = first; tally.bytes < job.targetBytes && performance.now() < deadlineMs; i++) {
+    const startMs = performance.now();
     const r = await fetchOne(job.urls[i % job.urls.length]!);
     if (r.status !== 200) throw new Error(`status ${r.status}`);
     tally.bytes += r.bytes;
     tally.requests += 1;
+    tally.headMs.push(r.headMs);
+    tally.responseMs.push(performance.now() - startMs);
   }
 }
 
 async function load(job: LoadJob): Promise<LoadResult> {
   const startMs = performance.now();
-  const tally: Tally = { bytes: 0, requests: 0 };
+  const tally = newTally();
   let tls: LoadResult['tls'];
   const noteTls = (res: http.IncomingMessage): void => {
     const socket = res.socket as TLSSocket;
@@ -124,7 +160,7 @@ async function load(job: LoadJob): Promise<LoadResult> {
     agent.destroy();
   };
   await Promise.all(Array.from({ length: job.connections }, (_, i) => worker(i)));
-  return { ...tally, elapsedS: (performance.now() - startMs) / 1000, ...(tls && { tls }) };
+  return loadResult(tally, startMs, tls);
 }
 
 /**
@@ -148,17 +184,22 @@ function h2Session(origin: string): Promise<ClientHttp2Session> {
 }
 
 /** One GET on an HTTP/2 session: its status and body bytes. */
-function h2Get(session: ClientHttp2Session, url: string, headers: Record<string, string>): Promise<{ status: number; bytes: number }> {
+function h2Get(session: ClientHttp2Session, url: string, headers: Record<string, string>): Promise<{ status: number; bytes: number; headMs: number }> {
   return new Promise((resolve, reject) => {
+    const startMs = performance.now();
     const u = new URL(url);
     // HTTP/2 field names are lowercase.
     const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
     const stream = session.request({ ':path': u.pathname + u.search, ...lower });
     let status = 0;
     let bytes = 0;
-    stream.on('response', (h) => (status = Number(h[':status'])));
+    let headMs = NaN;
+    stream.on('response', (h) => {
+      status = Number(h[':status']);
+      headMs = performance.now() - startMs;
+    });
     stream.on('data', (chunk: Buffer) => (bytes += chunk.length));
-    stream.on('end', () => resolve({ status, bytes }));
+    stream.on('end', () => resolve({ status, bytes, headMs }));
     stream.on('error', reject);
     stream.end();
   });
@@ -166,7 +207,7 @@ function h2Get(session: ClientHttp2Session, url: string, headers: Record<string,
 
 async function h2Load(job: H2LoadJob): Promise<LoadResult> {
   const startMs = performance.now();
-  const tally: Tally = { bytes: 0, requests: 0 };
+  const tally = newTally();
   let tls: LoadResult['tls'];
   const connection = async (c: number): Promise<void> => {
     const session = await h2Session(new URL(job.urls[0]!).origin);
@@ -177,7 +218,7 @@ async function h2Load(job: H2LoadJob): Promise<LoadResult> {
     session.close();
   };
   await Promise.all(Array.from({ length: job.connections }, (_, c) => connection(c)));
-  return { ...tally, elapsedS: (performance.now() - startMs) / 1000, ...(tls && { tls }) };
+  return loadResult(tally, startMs, tls);
 }
 
 const job = JSON.parse(process.argv[2] ?? '{}') as ClientJob;

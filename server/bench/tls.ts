@@ -46,6 +46,9 @@ export interface TlsRow {
   cipher: string | null;
   /** The client's ALPN result: `h2`, or null when none was offered (node:https offers none, so HTTP/1.1). */
   alpn?: string | null;
+  /** The clients' medians: from a request to its response's head, and to its last byte. */
+  medianHeadMs?: number | null;
+  medianResponseMs?: number | null;
   /** Paced rows: the clients' summed pace (bytes/s); null unpaced. */
   pacedTotalBytesPerS?: number | null;
   /** Sammy's rows: its telemetry lines of the row, counted by protocol; null for nginx (no lines). */
@@ -138,7 +141,7 @@ export function tlsReport(runs: readonly TlsSection[]): string[] {
     r.serverLinesByProtocol == null ? '-' : Object.entries(r.serverLinesByProtocol).map(([protocol, n]) => `${n} ${protocol}`).join(' + ') || '0';
   const mbPerS = (bytesPerS: number | null | undefined): string => (bytesPerS == null ? '-' : fmt(bytesPerS / 1e6));
   const out = markdownTable(
-    ['configuration', 'negotiated', 'GB served', 'seconds', 'CPU s per GB', 'achieved / paced total', "sammy's lines", 'median cap MB/s', 'median achieved MB/s'],
+    ['configuration', 'negotiated', 'GB served', 'seconds', 'CPU s per GB', 'achieved / paced total', 'client: median ms to last byte (to head)', "sammy's lines", 'median cap MB/s', 'median achieved MB/s'],
     ids.map((id) => [
       cells(id, (r) => r.config),
       cells(id, negotiated),
@@ -146,6 +149,7 @@ export function tlsReport(runs: readonly TlsSection[]): string[] {
       cells(id, (r) => fmt(r.elapsedS, 1)),
       cells(id, (r) => fmt(r.cpuSPerGB, 2)),
       cells(id, pace),
+      cells(id, (r) => (r.medianResponseMs == null ? '-' : `${fmt(r.medianResponseMs, 0)} (${fmt(r.medianHeadMs ?? NaN, 0)})`)),
       cells(id, lines),
       cells(id, (r) => mbPerS(r.medianCapBytesPerS)),
       cells(id, (r) => mbPerS(r.medianAchievedBytesPerS)),
@@ -233,6 +237,8 @@ async function measure(kit: BenchKit, server: BenchServer, load: Load, id: TlsRo
     protocol: r.tls?.protocol ?? null,
     cipher: r.tls?.cipher ?? null,
     alpn: r.tls?.alpn ?? null,
+    medianHeadMs: r.medianHeadMs ?? null,
+    medianResponseMs: r.medianResponseMs ?? null,
     pacedTotalBytesPerS: load.paced ? PACED_TOTAL_BYTES_PER_S : null,
     ...serverLines(kit, server, linesBefore),
   };

@@ -28,7 +28,7 @@ test('the report gives each run\'s figure in a cell, a value every run shares on
     return { load: { files: 1, fileBytes: 1, connections: 1, paceBytesPerS: 1, h2Connections: 1, h2StreamsPerConnection: 1 }, rows, ratios: tlsRatios(rows) };
   };
   const lines = tlsReport([section(2), section(3)]);
-  expect(lines).toContain('| unpacedTls | - | 1.000 | 1.0 | 2.00, 3.00 | - | - | - | - |');
+  expect(lines).toContain('| unpacedTls | - | 1.000 | 1.0 | 2.00, 3.00 | - | - | - | - | - |');
   expect(lines).toContain('What TLS costs, CPU per GB over HTTPS / over HTTP: sammy 2.00x, 3.00x');
   expect(lines.join('\n')).not.toMatch(/HTTP\/2/);
 });
