@@ -9,7 +9,7 @@
 //      namespace mechanism (tcp_min_tso_segs + gso_max_segs);
 //   3. server CPU per GB served against Debian's nginx, same files, same clients,
 //      16 and 1,000 of them, and nginx with the module unpaced and paced (bench/cpu.ts);
-//   4. `tls`: the same over HTTPS, beside nginx over HTTPS (bench/tls.ts);
+//   4. `tls`: the same over HTTPS and HTTP/2, beside nginx over both (bench/tls.ts);
 //   5. `connections`: 10,000 concurrent paced keep-alive connections (bench/connections.ts);
 //   6. `carryover`: the response after a paced one on a keep-alive connection, and
 //      pipelined requests (bench/carryover.ts).

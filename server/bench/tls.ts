@@ -157,12 +157,13 @@ export function tlsReport(runs: readonly TlsSection[]): string[] {
   );
   out.push('');
   const loads = runs.map((run) => (run.loadAverage === undefined ? '-' : `${run.loadAverage.before[0]} before, ${run.loadAverage.after[0]} after`));
-  out.push(`Load average (1 minute): ${loads.join('; ')}`);
+  // List items, so that markdown keeps them apart.
+  out.push(`- Load average (1 minute): ${loads.join('; ')}`);
   for (const [label, parts] of RATIO_LINES) {
     const found = parts.filter(([, key]) => runs.some((run) => run.ratios[key] !== undefined));
     if (found.length === 0) continue;
     const each = (key: keyof TlsRatios): string => runs.map((run) => (run.ratios[key] === undefined ? '-' : `${fmt(run.ratios[key])}x`)).join(', ');
-    out.push(`${label}: ${found.map(([part, key]) => `${part} ${each(key)}`).join('; ')}`);
+    out.push(`- ${label}: ${found.map(([part, key]) => `${part} ${each(key)}`).join('; ')}`);
   }
   return out;
 }

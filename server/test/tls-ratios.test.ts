@@ -1,5 +1,9 @@
 // The bench's HTTPS and HTTP/2 comparisons (bench/tls.ts), taken from its rows by name,
-// and its report.
+// and its report: the table server/results/README.md shows, rendered again from the
+// committed runs.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { tlsRatios, tlsReport, type TlsRow, type TlsRowId, type TlsSection } from '../bench/tls.js';
 
 const row = (id: TlsRowId, cpuSPerGB: number): TlsRow => ({ id, config: id, bytes: 1e9, elapsedS: 1, cpuS: cpuSPerGB, cpuSPerGB, protocol: null, cipher: null });
@@ -29,6 +33,12 @@ test('the report gives each run\'s figure in a cell, a value every run shares on
   };
   const lines = tlsReport([section(2), section(3)]);
   expect(lines).toContain('| unpacedTls | - | 1.000 | 1.0 | 2.00, 3.00 | - | - | - | - | - |');
-  expect(lines).toContain('What TLS costs, CPU per GB over HTTPS / over HTTP: sammy 2.00x, 3.00x');
+  expect(lines).toContain('- What TLS costs, CPU per GB over HTTPS / over HTTP: sammy 2.00x, 3.00x');
   expect(lines.join('\n')).not.toMatch(/HTTP\/2/);
+});
+test('server/results/README.md holds the HTTP/2 table as the committed runs render it (npm run bench -w @sammy/server -- --render FILE,FILE,FILE)', () => {
+  const results = join(dirname(fileURLToPath(import.meta.url)), '..', 'results');
+  const runs = ['bench-h2-1.json', 'bench-h2-2.json', 'bench-h2-3.json'].map((file) => (JSON.parse(readFileSync(join(results, file), 'utf8')) as { tls: TlsSection }).tls);
+  const readme = readFileSync(join(results, 'README.md'), 'utf8');
+  for (const line of tlsReport(runs)) expect(readme).toContain(line);
 });
