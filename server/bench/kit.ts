@@ -33,6 +33,8 @@ export interface NginxOptions {
   limitRateBytesPerS: number | null;
   /** Serve HTTPS with this certificate and key (the same files Sammy gets). */
   tls?: { certFile: string; keyFile: string } | null;
+  /** With `tls`: HTTP/2 on that listener for clients that offer `h2` (`listen ... ssl http2`, nginx 1.22's form). */
+  http2?: boolean;
   /**
    * Cap every accepted connection at this rate with SO_MAX_PACING_RATE, through the
    * bench's LD_PRELOAD library (bench/pace-preload.c, built at `preload`).
@@ -71,6 +73,11 @@ export interface BenchKit {
   telemetry(server: BenchServer): ResponseTelemetry[];
   /** CPU seconds used so far by a process and its children (workers). */
   cpuSeconds(pid: number): number;
+}
+
+/** A markdown table's lines. */
+export function markdownTable(header: string[], rows: string[][]): string[] {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)];
 }
 
 export const fmt = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');

@@ -9,7 +9,7 @@
 //      namespace mechanism (tcp_min_tso_segs + gso_max_segs);
 //   3. server CPU per GB served against Debian's nginx, same files, same clients,
 //      16 and 1,000 of them, and nginx with the module unpaced and paced (bench/cpu.ts);
-//   4. `tls`: the same over HTTPS, beside nginx over HTTPS (bench/tls.ts);
+//   4. `tls`: the same over HTTPS and HTTP/2, beside nginx over both (bench/tls.ts);
 //   5. `connections`: 10,000 concurrent paced keep-alive connections (bench/connections.ts);
 //   6. `carryover`: the response after a paced one on a keep-alive connection, and
 //      pipelined requests (bench/carryover.ts).
@@ -17,6 +17,8 @@
 // names the namespaces P<pid>s and P<pid>c (default sbench); `--rounds N` sets the cpu
 // section's alternating rounds of nginx with the module against stock nginx (default 3).
 // Needs root (namespaces, tcpdump). Not part of `npm test`.
+// `--render FILE[,FILE...]` prints the tls section's table again from files written with
+// --json (several: each cell gives every file's figure in order); no root needed.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,10 +48,10 @@ import {
   type CpuSection,
 } from './cpu.js';
 import { inBenchNet } from './harness.js';
-import { fmt, type BenchKit, type BenchServer as Server, type NginxModuleOptions, type NginxOptions } from './kit.js';
+import { fmt, markdownTable, type BenchKit, type BenchServer as Server, type NginxModuleOptions, type NginxOptions } from './kit.js';
 import { BENCH_PREFIX, type BenchNet, sh } from './netns.js';
 import type { FloorFramework } from './node-floor.js';
-import { tlsSection } from './tls.js';
+import { tlsReport, tlsSection, type TlsSection } from './tls.js';
 import { parseTcpdump, summarizeTrains, TRAIN_BUCKETS, trainLengths, type TrainSummary } from './trains.js';
 
 const SERVER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -142,6 +144,7 @@ export async function startNginx(
   const telemetryLog = join(prefix, 'telemetry.jsonl');
   const sammy = o.sammy ?? null;
   if (sammy !== null && modulePath === null) throw new Error(`${name}: the Sammy module was asked for, but none was built`);
+  if (o.http2 === true && !o.tls) throw new Error(`${name}: HTTP/2 is served over TLS here (give tls)`);
   const locationExtra = [
     o.limitRateBytesPerS === null ? '' : ` limit_rate ${o.limitRateBytesPerS};`,
     sammy === null ? '' : moduleDirectives(sammy, telemetryLog),
@@ -162,7 +165,7 @@ http {
   keepalive_requests 1000000;
   types { video/mp4 m4s; }${o.openFileCacheMax == null ? '' : `\n  open_file_cache max=${o.openFileCacheMax} inactive=120s;`}
   server {
-    listen ${net.serverIp}:${port}${o.tls ? ` ssl;
+    listen ${net.serverIp}:${port}${o.tls ? ` ssl${o.http2 === true ? ' http2' : ''};
     ssl_certificate ${o.tls.certFile};
     ssl_certificate_key ${o.tls.keyFile};
     ssl_protocols TLSv1.2 TLSv1.3` : ''};
@@ -221,9 +224,7 @@ export { fmt, type Server };
 export const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 export function table(header: string[], rows: string[][]): void {
-  say(`| ${header.join(' | ')} |`);
-  say(`|${header.map(() => '---').join('|')}|`);
-  for (const row of rows) say(`| ${row.join(' | ')} |`);
+  for (const line of markdownTable(header, rows)) say(line);
 }
 
 // ---------------------------------------------------------------- 1. accuracy
@@ -454,7 +455,16 @@ interface NginxErrorLogCheck {
 
 async function main(): Promise<number> {
   const text = { type: 'string' } as const;
-  const { values } = parseArgs({ options: { json: text, only: text, 'netns-prefix': text, rounds: text }, strict: true });
+  const { values } = parseArgs({ options: { json: text, only: text, 'netns-prefix': text, rounds: text, render: text }, strict: true });
+  if (values.render !== undefined) {
+    const runs = values.render.split(',').map((file) => {
+      const tls = (JSON.parse(readFileSync(resolve(process.env['INIT_CWD'] ?? '.', file), 'utf8')) as { tls?: TlsSection | { skipped: string } }).tls;
+      if (tls === undefined || 'skipped' in tls) throw new Error(`${file}: no tls section's figures (run with --only tls --json FILE)`);
+      return tls;
+    });
+    for (const line of tlsReport(runs)) say(line);
+    return 0;
+  }
   const prefix = values['netns-prefix'] ?? BENCH_PREFIX;
   const rounds = values.rounds === undefined ? DEFAULT_MODULE_ROUNDS : Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) {
