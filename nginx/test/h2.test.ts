@@ -8,10 +8,11 @@
  * source tree, a C compiler or openssl are missing.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { ClientHttp2Session } from 'node:http2';
+import http2, { type ClientHttp2Session } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { h2PacingContract } from '@sammy/server/test/h2-contract';
+import { h2StreamFlood } from '@sammy/server/test/h2-flood';
 import { readTelemetry } from '@sammy/server/telemetry';
 import { MB, h2Get, h2LocalPort, h2RequestsNeverRead, h2Rtp, makeSelfSignedCert, metricValue, openH2Session, opensslMissing, randomFile, timedGet, waitFor } from '@sammy/server/test/helpers';
 import { nginxUnavailableReason, startNginx, type RunningNginx } from '../src/nginx.js';
@@ -80,6 +81,29 @@ describeH2('nginx over HTTP/2: streams share their connection by the sum of thei
       return mine.length === streams.length ? mine : null;
     });
     expect(lines.map((t) => [t.aborted, t.status < 500])).toEqual(streams.map(() => [true, true]));
+    const after = await h2Get(session, '/media/one.m4s', h2Rtp(8000));
+    expect([after.status, after.bytes]).toEqual([200, MB]);
+    expect(crashesIn(nginx.errorLog)).toEqual([]);
+  }, 30_000);
+
+  test('1,000 streams opened at once by a client that reads nothing: at most the advertised limit held, the rest refused; nothing left once it goes', async () => {
+    const flood = await h2StreamFlood(nginx.port, ca, { streams: 1000, path: '/media/big.m4s', ackSettings: true });
+    let peak = 0;
+    // The refusals arrive; the held streams fill their windows and wait.
+    await waitFor(async () => {
+      peak = Math.max(peak, await activeStreams());
+      const refused = flood.resets.get(http2.constants.NGHTTP2_REFUSED_STREAM) ?? 0;
+      return flood.goaway !== null || flood.socket.destroyed || refused + flood.answered.size >= 1000 ? true : null;
+    }, 10_000);
+    const refused = flood.resets.get(http2.constants.NGHTTP2_REFUSED_STREAM) ?? 0;
+    console.log(`nginx h2, 1000 streams: advertised ${flood.advertisedMaxStreams}, answered ${flood.answered.size}, refused ${refused}, GOAWAY ${flood.goaway}, shares held at most ${peak}`);
+    const limit = flood.advertisedMaxStreams!;
+    expect(limit).toBeLessThan(1000);
+    expect(flood.answered.size).toBeLessThanOrEqual(limit);
+    expect(peak).toBeLessThanOrEqual(limit);
+    expect(refused >= 1000 - limit || flood.goaway !== null || flood.socket.destroyed).toBe(true);
+    flood.socket.destroy();
+    await waitFor(async () => ((await activeStreams()) === 0 ? true : null));
     const after = await h2Get(session, '/media/one.m4s', h2Rtp(8000));
     expect([after.status, after.bytes]).toEqual([200, MB]);
     expect(crashesIn(nginx.errorLog)).toEqual([]);
