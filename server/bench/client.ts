@@ -2,9 +2,10 @@
 //   node --import tsx bench/client.ts '<json ClientJob>'
 // prints one JSON line with what it measured.
 import http from 'node:http';
-import http2, { type ClientHttp2Session } from 'node:http2';
+import type { ClientHttp2Session } from 'node:http2';
 import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import { connectH2 } from './h2-session.js';
 import { median } from './kit.js';
 
 export type ClientJob =
@@ -163,26 +164,6 @@ async function load(job: LoadJob): Promise<LoadResult> {
   return loadResult(tally, startMs, tls);
 }
 
-/**
- * Chromium's HTTP/2 windows (6 MB a stream, 15 MB the connection), as the server's
- * HTTP/2 tests use: with HTTP/2's default 64 KB the client's WINDOW_UPDATE round trips,
- * not the server, would set an unpaced stream's pace.
- */
-const H2_STREAM_WINDOW_BYTES = 6 * 1024 * 1024;
-const H2_CONNECTION_WINDOW_BYTES = 15 * 1024 * 1024;
-
-function h2Session(origin: string): Promise<ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    // The bench's certificate is self-signed for the run.
-    const session = http2.connect(origin, { rejectUnauthorized: false, settings: { initialWindowSize: H2_STREAM_WINDOW_BYTES } });
-    session.once('error', reject);
-    session.once('connect', () => {
-      session.setLocalWindowSize(H2_CONNECTION_WINDOW_BYTES);
-      resolve(session);
-    });
-  });
-}
-
 /** One GET on an HTTP/2 session: its status and body bytes. */
 function h2Get(session: ClientHttp2Session, url: string, headers: Record<string, string>): Promise<{ status: number; bytes: number; headMs: number }> {
   return new Promise((resolve, reject) => {
@@ -210,7 +191,8 @@ async function h2Load(job: H2LoadJob): Promise<LoadResult> {
   const tally = newTally();
   let tls: LoadResult['tls'];
   const connection = async (c: number): Promise<void> => {
-    const session = await h2Session(new URL(job.urls[0]!).origin);
+    // The bench's certificate is self-signed for the run.
+    const session = await connectH2(new URL(job.urls[0]!).origin, { rejectUnauthorized: false });
     // A session that did not get h2 by ALPN fails to connect: alpn says h2 here.
     tls ??= tlsOf(session.socket as TLSSocket);
     const stream = (s: number): Promise<void> => fetchInTurn(job, startMs + job.maxS * 1000, c * job.streamsPerConnection + s, tally, (url) => h2Get(session, url, job.headers));

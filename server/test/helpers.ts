@@ -9,6 +9,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { connectH2 } from '../bench/h2-session.js';
 import { Http1Connection, type Http1Response } from '../bench/http1.js';
 import { buildApp, type AppDependencies } from '../src/app.js';
 import type { BodyPathOption, ServerOptionsInput } from '../src/options.js';
@@ -251,26 +252,14 @@ export { makeSelfSignedCert, opensslMissing, type SelfSignedCert } from '../benc
 
 /**
  * HTTP/2 clients (node:http2) for the servers' --http2 tests, the Node server's and
- * nginx's. Chromium's windows (6 MB per stream, 15 MB per connection): with HTTP/2's
- * default 64 KB the client's WINDOW_UPDATEs, not the cap, set the pace (4.4-4.6 MB/s
- * at a 5 MB/s cap on loopback).
+ * nginx's, with a browser's windows (bench/h2-session.ts).
  */
-export const H2_STREAM_WINDOW_BYTES = 6 * 1024 * 1024;
-export const H2_CONNECTION_WINDOW_BYTES = 15 * 1024 * 1024;
 /** HTTP/2 rates are measured past this many bytes of a stream (its start shares the connection's unpaced first segments). */
 export const H2_MARK_BYTES = MB;
 
 /** One HTTP/2 connection over TLS to 127.0.0.1, trusting `ca`; a browser's windows unless `browserWindows: false`. */
 export function openH2Session(port: number, ca: Buffer, o: { browserWindows?: boolean } = {}): Promise<ClientHttp2Session> {
-  const browserWindows = o.browserWindows ?? true;
-  return new Promise((resolve, reject) => {
-    const session = http2.connect(`https://127.0.0.1:${port}`, { ca, ...(browserWindows && { settings: { initialWindowSize: H2_STREAM_WINDOW_BYTES } }) });
-    session.once('error', reject);
-    session.once('connect', () => {
-      if (browserWindows) session.setLocalWindowSize(H2_CONNECTION_WINDOW_BYTES);
-      resolve(session);
-    });
-  });
+  return connectH2(`https://127.0.0.1:${port}`, { ca }, o.browserWindows ?? true);
 }
 
 export interface H2StreamResult {
